@@ -1,0 +1,230 @@
+//! The command line, declared once with clap; `hall help --json` is generated from it.
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hall",
+    version,
+    about = "An agent-first development loop: items, a journal, gates and hallmarks",
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    /// Print JSON even on a terminal.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Create the journal, .hallmark.toml, the review stub and the CLAUDE.md section; register the repo.
+    Init(InitArgs),
+    /// Check git, gh, claude, the plugin, the hooks and the repo; each failure names its fix.
+    Doctor,
+    /// Create an item with its branch and worktree.
+    New(NewArgs),
+    /// Turn the current branch and worktree (or an open PR) into an item.
+    Adopt(AdoptArgs),
+    /// List items by state, or show one item.
+    Status(StatusArgs),
+    /// Print an item's journal (or the newest events of all items).
+    Log(LogArgs),
+    /// The escalations waiting for you, oldest first.
+    Inbox(InboxArgs),
+    /// Freeze HEAD and queue the item for checks and review.
+    Ready(ReadyArgs),
+    /// Return the item to development.
+    PullBack(PullBackArgs),
+    /// Abandon the item; the branch and journal stay.
+    Drop(DropArgs),
+    /// Allow an escalated item one more round, or release a hold.
+    Retry(RetryArgs),
+    /// The agent says the work is done.
+    ProposeReady(ProposeArgs),
+    /// Record a question for a person.
+    Ask(AskArgs),
+    /// Record the answer to a question.
+    Answer(AnswerArgs),
+    /// Tokens and list-price cost of recorded model runs.
+    Usage(UsageArgs),
+    /// Rebuild the SQLite index from the journal files.
+    Reindex,
+    /// List every command (`--json` for agents).
+    Help,
+    /// Print the JSON Schema of a command's reply, or of `error`, `event` or `config`.
+    Schema(SchemaArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// How the edit gate behaves: gate, ask or off.
+    #[arg(long, value_parser = ["gate", "ask", "off"])]
+    pub capture: Option<String>,
+    /// The base branch (default: origin's HEAD, else the current branch).
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Don't write the Hallmark section into CLAUDE.md / AGENTS.md.
+    #[arg(long)]
+    pub no_claude_md: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct NewArgs {
+    /// What to build, in your words.
+    pub request: Option<String>,
+    /// A short title (default: the request's first line).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Start from a GitHub issue (needs gh).
+    #[arg(long)]
+    pub issue: Option<u64>,
+    /// Start Claude in the new worktree.
+    #[arg(long)]
+    pub open: bool,
+    /// Use this branch name instead of the template.
+    #[arg(long)]
+    pub branch: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct AdoptArgs {
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Adopt an open PR (needs gh).
+    #[arg(long)]
+    pub pr: Option<u64>,
+    /// Stack the item on this branch instead of the configured base.
+    #[arg(long)]
+    pub base: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    pub id: Option<String>,
+    /// Include closed and dropped items.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    pub id: Option<String>,
+    /// Only events of this kind (e.g. verdict, ready, prompt).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// At most this many events, the newest.
+    #[arg(long)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+pub struct InboxArgs {
+    /// An entry's number, for --dismiss.
+    pub n: Option<usize>,
+    /// Hide entry <n> until it changes.
+    #[arg(long, requires = "n")]
+    pub dismiss: bool,
+    /// Hide every entry until each changes.
+    #[arg(long, conflicts_with = "dismiss")]
+    pub clear: bool,
+    /// Show dismissed entries too.
+    #[arg(long)]
+    pub all: bool,
+    /// What the loop handles on its own.
+    #[arg(long)]
+    pub notices: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReadyArgs {
+    pub id: Option<String>,
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct PullBackArgs {
+    pub id: Option<String>,
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DropArgs {
+    pub id: Option<String>,
+    /// Why the item is abandoned (required: dropping is destructive).
+    #[arg(long, required = true)]
+    pub reason: String,
+    /// Leave the worktree on disk.
+    #[arg(long)]
+    pub keep_worktree: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RetryArgs {
+    pub id: Option<String>,
+    #[arg(long, required = true)]
+    pub reason: String,
+    /// For a budget hold: grant this many more tokens (default: another per_item).
+    #[arg(long)]
+    pub tokens: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ProposeArgs {
+    pub id: Option<String>,
+    /// What was done.
+    #[arg(long, required = true)]
+    pub summary: String,
+    #[arg(long)]
+    pub why: Option<String>,
+    #[arg(long)]
+    pub how: Option<String>,
+    /// Wait for a person even when nothing is left to confirm.
+    #[arg(long)]
+    pub ask: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AskArgs {
+    pub question: String,
+    #[arg(long)]
+    pub item: Option<String>,
+    /// Comma-separated options (answer with their text or a, b, c…).
+    #[arg(long, value_delimiter = ',')]
+    pub options: Vec<String>,
+    /// Taken when the wait runs out.
+    #[arg(long)]
+    pub default: Option<String>,
+    /// How long to wait for an answer (e.g. 4h).
+    #[arg(long)]
+    pub wait: Option<String>,
+    /// The asking session, resumed with the answer.
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct AnswerArgs {
+    pub qid: String,
+    pub answer: String,
+}
+
+#[derive(Args, Debug)]
+pub struct UsageArgs {
+    #[arg(long, default_value = "item", value_parser = ["item", "room", "role", "model", "day"])]
+    pub by: String,
+    /// Only runs since this date or time (RFC 3339, e.g. 2026-11-01) or this long ago (e.g. 7d).
+    #[arg(long)]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub item: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SchemaArgs {
+    /// A command name, or `error`, `event` or `config`.
+    pub name: String,
+}

@@ -1,0 +1,170 @@
+//! `hall adopt`: the current branch and worktree, or an open PR, become an item. On the
+//! branch of a shipped item whose PR is still open, the item is reopened instead.
+
+use serde::Serialize;
+
+use super::{Ctx, Hall, Reply, next_for, next_text, refused};
+use crate::cli::AdoptArgs;
+use crate::error::{Code, HallError, Result};
+use crate::git;
+use crate::item::{Action, EventKind, ItemId, Source, State, decide};
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct AdoptReply {
+    pub item: ItemId,
+    pub title: String,
+    pub branch: String,
+    pub base: String,
+    pub worktree: String,
+    pub state: State,
+    /// `created`, `reopened` or `existing`.
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pr: Option<String>,
+    pub next: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GhPr {
+    title: String,
+    head_ref_name: String,
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    state: String,
+}
+
+fn gh_pr(hall: &Hall, pr: &str) -> Result<GhPr> {
+    let out = std::process::Command::new("gh")
+        .args(["pr", "view", pr, "--json", "number,title,headRefName,baseRefName,url,state"])
+        .current_dir(&hall.repo.main_root)
+        .output()
+        .map_err(|_| {
+            HallError::new(Code::GhUnavailable, "this needs the GitHub CLI, and gh is not installed")
+                .hint("install gh, then `gh auth login`")
+        })?;
+    if !out.status.success() {
+        return Err(HallError::new(
+            Code::GhUnavailable,
+            format!("gh could not read PR {pr}: {}", String::from_utf8_lossy(&out.stderr).trim()),
+        )
+        .hint("gh auth status"));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| HallError::new(Code::GhUnavailable, format!("gh printed unexpected JSON: {e}")))
+}
+
+pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
+    let hall = ctx.hall()?;
+    let base = args.base.clone().unwrap_or_else(|| hall.config.base.clone());
+    let (branch, worktree, title, pr) = match args.pr {
+        Some(n) => {
+            let pr = gh_pr(&hall, &n.to_string())?;
+            let wt = checkout_pr(&hall, &pr.head_ref_name)?;
+            (pr.head_ref_name, wt, args.title.clone().unwrap_or(pr.title), Some(pr.url).filter(|u| !u.is_empty()))
+        }
+        None => {
+            let top = hall.repo.toplevel.clone();
+            let branch = git::current_branch(&top).ok_or_else(|| {
+                HallError::new(Code::WrongState, "HEAD is detached; adopt works on a branch")
+                    .hint("git switch -c <branch>")
+                    .hint("hall new --title \"…\"")
+            })?;
+            if branch == hall.config.base || branch == base {
+                return Err(HallError::new(
+                    Code::WrongState,
+                    format!("you are on the base branch {branch}; an item needs a branch of its own"),
+                )
+                .hint("hall new --title \"…\"")
+                .hint("git switch -c <branch> && hall adopt"));
+            }
+            let title = args.title.clone().unwrap_or_else(|| branch.clone());
+            (branch, top.display().to_string(), title, None)
+        }
+    };
+
+    let index = hall.index()?;
+    if let Some(id) = index.item_for_place(&worktree, Some(&branch))? {
+        let current = hall.journal.read_item(id)?;
+        let item = crate::item::fold(&current.events);
+        match item.state {
+            State::Dropped => {}
+            State::Closed => {
+                let open = match &item.pr {
+                    Some(url) => gh_pr(&hall, url)?.state == "OPEN",
+                    None => false,
+                };
+                if !open {
+                    return Err(HallError::new(
+                        Code::WrongState,
+                        format!("{id} is closed and its PR is not open; later work is a new item"),
+                    )
+                    .hint("hall new --title \"…\""));
+                }
+                let tx = hall.journal.transact(id, |item, _| {
+                    let kinds = decide(item, &Action::Reopen { reason: "adopted again while its PR is open".into() })
+                        .map_err(|r| refused(id, r))?;
+                    Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+                })?;
+                return Ok(reply(id, &tx.after, "reopened"));
+            }
+            _ => return Ok(reply(id, &item, "existing")),
+        }
+    }
+    let (id, item) = hall.journal.create_item(|id| {
+        Ok(vec![ctx.event(
+            Some(id),
+            EventKind::Created {
+                title: title.clone(),
+                request: None,
+                branch: branch.clone(),
+                base: base.clone(),
+                worktree: Some(worktree.clone()),
+                source: Source::Adopt,
+                issue: None,
+                pr: pr.clone(),
+            },
+        )])
+    })?;
+    Ok(reply(id, &item, "created"))
+}
+
+fn reply(id: ItemId, item: &crate::item::Item, outcome: &str) -> Reply {
+    let r = AdoptReply {
+        item: id,
+        title: item.title.clone(),
+        branch: item.branch.clone(),
+        base: item.base.clone(),
+        worktree: item.worktree.clone().unwrap_or_default(),
+        state: item.state,
+        outcome: outcome.to_string(),
+        pr: item.pr.clone(),
+        next: next_for(item),
+    };
+    let text = format!(
+        "{id} \"{}\" ({outcome}) is {} on {}.\n{}",
+        r.title,
+        r.state,
+        r.branch,
+        next_text(&r.next)
+    );
+    Reply::new(&r, text)
+}
+
+/// Fetches a PR's branch and gives it a worktree next to the main checkout.
+fn checkout_pr(hall: &Hall, head: &str) -> Result<String> {
+    if let Some(w) = git::worktrees(&hall.repo.main_root)?.into_iter().find(|w| w.branch.as_deref() == Some(head)) {
+        return Ok(w.path.display().to_string());
+    }
+    let root = &hall.repo.main_root;
+    if !git::branch_exists(root, head) {
+        git::run(root, &["fetch", "origin", &format!("{head}:{head}")])?;
+    }
+    let dir = root
+        .parent()
+        .unwrap_or(root)
+        .join(format!("{}-{}", hall.repo.name(), crate::template::slug(head)));
+    git::run(root, &["worktree", "add", &dir.display().to_string(), head])?;
+    Ok(dir.display().to_string())
+}

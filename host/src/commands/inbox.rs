@@ -1,0 +1,198 @@
+//! `hall inbox`: Your Office. Only escalations, oldest first, derived from the journal;
+//! a dismissed entry stays hidden until it changes.
+
+use serde::Serialize;
+
+use super::{Ctx, Reply, next_text};
+use crate::cli::InboxArgs;
+use crate::error::{HallError, Result};
+use crate::index::{Index, NoticeRow};
+use crate::item::{EventKind, ItemId, State};
+
+/// One thing waiting for a person.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Entry {
+    /// Its number in this listing, for `hall inbox <n> --dismiss`.
+    pub n: usize,
+    /// `question`, `escalated`, `ready?`, or a hold kind (`budget`, `checks`…).
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<ItemId>,
+    pub text: String,
+    /// Since when it waits.
+    pub since: String,
+    /// Identifies the entry across listings.
+    pub key: String,
+    pub dismissed: bool,
+    pub next: Vec<String>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct InboxReply {
+    pub entries: Vec<Entry>,
+    /// Entries hidden by --dismiss/--clear (shown with --all).
+    pub hidden: usize,
+    pub next: Vec<String>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct NoticesReply {
+    pub notices: Vec<NoticeRow>,
+    pub next: Vec<String>,
+}
+
+/// Every entry, dismissed or not, oldest first.
+pub fn entries(index: &Index) -> Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    for q in index.questions(true)? {
+        let id = q.item.map(|i| i.to_string()).unwrap_or_default();
+        let opts = if q.options.is_empty() { String::new() } else { format!(" [{}]", q.options.join(", ")) };
+        out.push(Entry {
+            n: 0,
+            kind: "question".into(),
+            item: q.item,
+            text: format!("Q-{}: {}{opts}", q.qid, q.question),
+            since: q.asked.clone(),
+            key: format!("question:Q-{}", q.qid),
+            dismissed: false,
+            next: vec![format!("hall answer Q-{} \"…\"", q.qid)]
+                .into_iter()
+                .chain((!id.is_empty()).then(|| format!("hall status {id}")))
+                .collect(),
+        });
+    }
+    for row in index.items(false)? {
+        let id = row.id;
+        match row.state {
+            State::Escalated => out.push(Entry {
+                n: 0,
+                kind: "escalated".into(),
+                item: Some(id),
+                text: format!("{id} \"{}\" was rejected too often; you decide", row.title),
+                since: row.since.clone(),
+                key: format!("escalated:{id}"),
+                dismissed: false,
+                next: vec![
+                    format!("hall log {id} --kind verdict"),
+                    format!("hall retry {id} --reason \"…\""),
+                    format!("hall pull-back {id} --reason \"…\""),
+                ],
+            }),
+            State::AwaitingYou => out.push(Entry {
+                n: 0,
+                kind: "ready?".into(),
+                item: Some(id),
+                text: format!("{id} \"{}\" is proposed as ready", row.title),
+                since: row.since.clone(),
+                key: format!("ready:{id}"),
+                dismissed: false,
+                next: vec![format!("hall ready {id}"), format!("hall pull-back {id} --reason \"…\"")],
+            }),
+            _ => {}
+        }
+        if let Some(kind) = &row.hold {
+            let item = index.item(id)?;
+            let (reason, since) = item
+                .and_then(|i| i.hold)
+                .map(|h| (h.reason, h.since))
+                .unwrap_or_else(|| (String::new(), row.updated.clone()));
+            out.push(Entry {
+                n: 0,
+                kind: kind.clone(),
+                item: Some(id),
+                text: format!("{id} \"{}\" is held ({kind}): {reason}", row.title),
+                since: since.clone(),
+                key: format!("hold:{kind}:{id}"),
+                dismissed: false,
+                next: vec![format!("hall retry {id} --reason \"…\""), format!("hall log {id}")],
+            });
+        }
+    }
+    let dismissed = index.dismissed()?;
+    for e in &mut out {
+        e.dismissed = dismissed.iter().any(|(k, stamp)| *k == e.key && *stamp == e.since);
+    }
+    out.sort_by(|a, b| a.since.cmp(&b.since).then(a.key.cmp(&b.key)));
+    Ok(out)
+}
+
+/// The number of entries not dismissed.
+pub fn count(index: &Index) -> Result<usize> {
+    Ok(entries(index)?.iter().filter(|e| !e.dismissed).count())
+}
+
+pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<Reply> {
+    let hall = ctx.hall()?;
+    let index = hall.index()?;
+    if args.notices {
+        let notices = index.notices()?;
+        let text = if notices.is_empty() {
+            "No notices.".to_string()
+        } else {
+            notices
+                .iter()
+                .map(|n| {
+                    let item = n.item.map(|i| format!("{i} ")).unwrap_or_default();
+                    format!("{} {item}{}: {}", n.t, n.kind, n.message)
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        return Ok(Reply::new(&NoticesReply { notices, next: vec!["hall inbox".into()] }, text));
+    }
+    let all = entries(&index)?;
+    let visible: Vec<Entry> = all.iter().filter(|e| !e.dismissed).cloned().collect();
+    if args.dismiss || args.clear {
+        let targets: Vec<Entry> = if args.clear {
+            visible.clone()
+        } else {
+            let n = args.n.unwrap_or(0);
+            match visible.get(n.wrapping_sub(1)) {
+                Some(e) => vec![e.clone()],
+                None => {
+                    return Err(HallError::new(
+                        crate::error::Code::Usage,
+                        format!("the inbox has no entry {n} (it lists {})", visible.len()),
+                    )
+                    .hint("hall inbox"));
+                }
+            }
+        };
+        if !targets.is_empty() {
+            let events: Vec<_> = targets
+                .iter()
+                .map(|e| ctx.event(None, EventKind::InboxDismissed { key: e.key.clone(), stamp: e.since.clone() }))
+                .collect();
+            hall.journal.append_repo(&events)?;
+        }
+        return run(ctx, &InboxArgs { n: None, dismiss: false, clear: false, all: args.all, notices: false });
+    }
+    let mut shown: Vec<Entry> = if args.all { all.clone() } else { visible };
+    for (i, e) in shown.iter_mut().enumerate() {
+        e.n = i + 1;
+    }
+    let hidden = all.iter().filter(|e| e.dismissed).count();
+    let mut next = Vec::new();
+    if let Some(first) = shown.first() {
+        next.extend(first.next.iter().cloned());
+        next.push(format!("hall inbox {} --dismiss", first.n));
+    } else {
+        next.push("hall status".into());
+    }
+    if hidden > 0 && !args.all {
+        next.push("hall inbox --all".into());
+    }
+    let text = if shown.is_empty() {
+        format!("Your Office is empty.{}", if hidden > 0 { format!(" ({hidden} dismissed)") } else { String::new() })
+    } else {
+        let mut lines: Vec<String> = shown
+            .iter()
+            .map(|e| {
+                format!("{:>3}. [{}] {}{}", e.n, e.kind, e.text, if e.dismissed { " (dismissed)" } else { "" })
+            })
+            .collect();
+        lines.push(next_text(&next));
+        lines.join("\n")
+    };
+    Ok(Reply::new(&InboxReply { entries: shown, hidden, next }, text))
+}

@@ -1,0 +1,175 @@
+//! `hall init`: the journal directory, `.hallmark.toml`, the review stub, the CLAUDE.md
+//! section and the repo's registration. Safe to run again: it only adds what is missing.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{Ctx, Reply, next_text};
+use crate::cli::InitArgs;
+use crate::config::{CaptureMode, Config};
+use crate::error::{Code, HallError, Result};
+use crate::git;
+use crate::journal::{Journal, file::write_atomic};
+
+pub const MARK_START: &str = "<!-- hallmark:start -->";
+pub const MARK_END: &str = "<!-- hallmark:end -->";
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct InitReply {
+    pub repo: String,
+    pub journal: String,
+    pub config: String,
+    pub base: String,
+    pub gates: Vec<String>,
+    /// Files created or changed by this run (empty on a repeat).
+    pub wrote: Vec<String>,
+    pub registered: bool,
+    pub next: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
+    let repo = ctx.repo()?;
+    let root = repo.main_root.clone();
+    let journal = Journal::new(repo.hall_dir());
+    let mut wrote = Vec::new();
+    if !journal.exists() {
+        wrote.push(journal.root().display().to_string());
+    }
+    journal.init()?;
+
+    let config_path = Config::path(&root);
+    let config = if config_path.exists() {
+        let c = Config::load(&root)?;
+        if let Some(mode) = &args.capture
+            && capture_name(c.capture.mode) != mode
+        {
+            return Err(HallError::new(
+                Code::Usage,
+                format!(".hallmark.toml already sets [capture] mode = \"{}\"", capture_name(c.capture.mode)),
+            )
+            .hint(format!("edit {} and set [capture] mode = \"{mode}\"", config_path.display())));
+        }
+        c
+    } else {
+        let base = args.base.clone().unwrap_or_else(|| git::default_base(&root));
+        let mut text = Config::template(&base, &[]);
+        if let Some(mode) = &args.capture {
+            text = text.replace("# mode = \"gate\"            # gate | ask | off", &format!("mode = \"{mode}\""));
+        }
+        Config::parse(&text, &config_path)?;
+        std::fs::write(&config_path, &text)?;
+        wrote.push(config_path.display().to_string());
+        Config::load(&root)?
+    };
+
+    let review = root.join(".hallmark").join("review.md");
+    if !review.exists() {
+        std::fs::create_dir_all(review.parent().unwrap_or(&root))?;
+        std::fs::write(&review, REVIEW_STUB)?;
+        wrote.push(review.display().to_string());
+    }
+
+    if !args.no_claude_md {
+        let target = ["CLAUDE.md", "AGENTS.md"].iter().map(|n| root.join(n)).find(|p| p.exists());
+        let target = target.unwrap_or_else(|| root.join("CLAUDE.md"));
+        if write_section(&target)? {
+            wrote.push(target.display().to_string());
+        }
+    }
+
+    let registered = register(&root).is_ok();
+    let mut next = Vec::new();
+    if !wrote.is_empty() {
+        next.push("git add .hallmark.toml .hallmark CLAUDE.md && git commit -m \"Set up Hallmark\"".to_string());
+    }
+    next.push("hall new --title \"…\"".to_string());
+    next.push("hall doctor".to_string());
+    let reply = InitReply {
+        repo: root.display().to_string(),
+        journal: journal.root().display().to_string(),
+        config: config_path.display().to_string(),
+        base: config.base.clone(),
+        gates: config.gates.clone(),
+        wrote,
+        registered,
+        next,
+    };
+    let text = format!(
+        "Hallmark is set up in {} (base {}).\n{}\n{}",
+        reply.repo,
+        reply.base,
+        if reply.wrote.is_empty() { "Nothing to add.".to_string() } else { format!("Wrote: {}", reply.wrote.join(", ")) },
+        next_text(&reply.next)
+    );
+    Ok(Reply::new(&reply, text))
+}
+
+fn capture_name(m: CaptureMode) -> &'static str {
+    match m {
+        CaptureMode::Gate => "gate",
+        CaptureMode::Ask => "ask",
+        CaptureMode::Off => "off",
+    }
+}
+
+/// Writes or refreshes the section between the markers; true when the file changed.
+pub fn write_section(path: &Path) -> Result<bool> {
+    let old = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let section = format!("{MARK_START}\n{SECTION}{MARK_END}\n");
+    let new = match (old.find(MARK_START), old.find(MARK_END)) {
+        (Some(s), Some(e)) if e > s => {
+            let after = &old[e + MARK_END.len()..];
+            let after = after.strip_prefix('\n').unwrap_or(after);
+            format!("{}{section}{after}", &old[..s])
+        }
+        _ if old.is_empty() => section,
+        _ => format!("{}{}\n{section}", old, if old.ends_with('\n') { "" } else { "\n" }),
+    };
+    if new == old {
+        return Ok(false);
+    }
+    write_atomic(path, new.as_bytes())?;
+    Ok(true)
+}
+
+/// Adds the repo to the user's registry, which the daemon reads.
+fn register(root: &Path) -> Result<()> {
+    let dir = crate::platform::data_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
+    std::fs::create_dir_all(&dir)?;
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("repos.lock"))?;
+    fs4::FileExt::lock(&lock)?;
+    let path = dir.join("repos.json");
+    let mut repos: Vec<String> =
+        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let me = root.display().to_string();
+    if !repos.contains(&me) {
+        repos.push(me);
+        repos.sort();
+        write_atomic(&path, &serde_json::to_vec_pretty(&repos).map_err(HallError::internal)?)?;
+    }
+    Ok(())
+}
+
+const SECTION: &str = "## Hallmark
+
+This repository uses Hallmark (`hall`). Development happens in items, each with its own
+branch and worktree; an independent reviewer approves the work before it can be pushed.
+
+- Start work with `hall new --title \"…\"` (or `hall adopt` on an existing branch), then `cd`
+  into the worktree it prints. Edits outside an item's worktree are refused.
+- When the work is done, commit it and run `hall propose-ready --summary \"…\"`.
+- `hall status` shows where each item is; `hall inbox` what waits for a person.
+- Never push or open a PR yourself: only a hallmarked commit ships, and Hallmark ships it.
+- Ask a person with `hall ask \"…\"` rather than guessing.
+";
+
+const REVIEW_STUB: &str = "# Review rules
+
+Rules for Hallmark's reviewer, read from the base branch. Add what a reviewer of this
+repository must always check; situational knowledge belongs in the Library instead.
+";

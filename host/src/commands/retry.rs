@@ -1,0 +1,29 @@
+//! `hall retry`: one more round for an escalated item, or the release of a hold. A budget
+//! hold also grants the item more tokens.
+
+use super::{Ctx, ItemReply, Reply, refused};
+use crate::cli::RetryArgs;
+use crate::config::parse_tokens;
+use crate::error::{HallError, Result};
+use crate::item::{Action, HoldKind, decide};
+
+pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<Reply> {
+    let hall = ctx.hall()?;
+    let id = hall.resolve(args.id.as_deref())?;
+    let explicit = match &args.tokens {
+        Some(t) => Some(
+            parse_tokens(t)
+                .map_err(|e| HallError::usage(format!("--tokens: {e}")))?
+                .ok_or_else(|| HallError::usage("--tokens needs a number, e.g. 200k"))?,
+        ),
+        None => None,
+    };
+    let per_item = parse_tokens(&hall.config.budget.per_item).ok().flatten();
+    let tx = hall.journal.transact(id, |item, _| {
+        let budget_hold = item.hold.as_ref().is_some_and(|h| h.kind == HoldKind::Budget);
+        let tokens = if budget_hold { explicit.or(per_item) } else { explicit };
+        let kinds = decide(item, &Action::Retry { reason: args.reason.clone(), tokens }).map_err(|r| refused(id, r))?;
+        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+    })?;
+    Ok(ItemReply::reply(&tx.after, true, "may go on"))
+}

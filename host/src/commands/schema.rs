@@ -1,0 +1,60 @@
+//! `hall schema`: JSON Schema for every reply, the error shape, the event line and the
+//! config, generated from the Rust types with schemars.
+
+use schemars::{JsonSchema, schema_for};
+
+use super::Reply;
+use crate::cli::SchemaArgs;
+use crate::error::{ErrorReply, HallError, Result};
+
+fn of<T: JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schema_for!(T)).unwrap_or_default()
+}
+
+/// The schema for `name`, if it names something.
+pub fn schema(name: &str) -> Option<serde_json::Value> {
+    use super::*;
+    Some(match name {
+        "error" => {
+            let mut s = of::<ErrorReply>();
+            let codes: serde_json::Map<String, serde_json::Value> = Code::ALL
+                .iter()
+                .map(|c| (c.as_str(), serde_json::json!({ "exit": c.exit(), "meaning": c.meaning() })))
+                .collect();
+            s["x-codes"] = serde_json::Value::Object(codes);
+            s
+        }
+        "event" => of::<crate::item::Event>(),
+        "config" => of::<crate::config::Config>(),
+        "init" => of::<init::InitReply>(),
+        "doctor" => of::<doctor::DoctorReply>(),
+        "new" => of::<new::NewReply>(),
+        "adopt" => of::<adopt::AdoptReply>(),
+        "status" => serde_json::json!({ "oneOf": [of::<status::StatusReply>(), of::<status::ItemStatusReply>()] }),
+        "log" => serde_json::json!({ "oneOf": [of::<log::LogReply>(), of::<log::RepoLogReply>()] }),
+        "inbox" => serde_json::json!({ "oneOf": [of::<inbox::InboxReply>(), of::<inbox::NoticesReply>()] }),
+        "ready" | "pull-back" | "retry" | "propose-ready" => of::<ItemReply>(),
+        "drop" => of::<drop::DropReply>(),
+        "ask" => of::<ask::AskReply>(),
+        "answer" => of::<answer::AnswerReply>(),
+        "usage" => of::<usage::UsageReply>(),
+        "reindex" => of::<reindex::ReindexReply>(),
+        "help" => of::<help::HelpReply>(),
+        "schema" => serde_json::json!({ "type": "object", "description": "A JSON Schema document." }),
+        _ => return None,
+    })
+}
+
+pub fn run(args: &SchemaArgs) -> Result<Reply> {
+    match schema(&args.name) {
+        Some(s) => {
+            let text = serde_json::to_string_pretty(&s).unwrap_or_default();
+            Ok(Reply { json: s, text, warnings: Vec::new() })
+        }
+        None => {
+            let mut names: Vec<String> = super::help::commands().into_iter().map(|c| c.name).collect();
+            names.extend(["error", "event", "config"].map(String::from));
+            Err(HallError::usage(format!("no schema named `{}`; try one of: {}", args.name, names.join(", "))))
+        }
+    }
+}

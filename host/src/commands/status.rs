@@ -1,0 +1,144 @@
+//! `hall status`: items by state, or one item in detail. `hall` with no arguments prints
+//! the same list.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Ctx, Hall, Reply, inbox, log::describe, next_for, next_text};
+use crate::cli::StatusArgs;
+use crate::error::Result;
+use crate::index::ItemRow;
+use crate::item::state::Question;
+use crate::item::{Item, ItemId, State};
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct StatusReply {
+    pub items: Vec<ItemRow>,
+    /// How many items are in each state (all items, closed and dropped included).
+    pub counts: BTreeMap<String, u64>,
+    /// Entries waiting in `hall inbox`.
+    pub inbox: usize,
+    /// The item whose worktree this is, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<ItemId>,
+    pub next: Vec<String>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct ItemStatusReply {
+    pub item: Item,
+    pub room: String,
+    pub open_questions: Vec<Question>,
+    /// The newest events, oldest first.
+    pub recent: Vec<RecentEvent>,
+    pub next: Vec<String>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct RecentEvent {
+    pub t: String,
+    pub actor: String,
+    pub event: String,
+    pub summary: String,
+}
+
+pub fn run(ctx: &Ctx, args: &StatusArgs) -> Result<Reply> {
+    let hall = ctx.hall()?;
+    match &args.id {
+        Some(id) => one(&hall, hall.resolve(Some(id))?),
+        None => list(&hall, args.all),
+    }
+}
+
+fn list(hall: &Hall, all: bool) -> Result<Reply> {
+    let index = hall.index()?;
+    let items = index.items(all)?;
+    let counts: BTreeMap<String, u64> =
+        index.count_by_state()?.into_iter().map(|(s, n)| (s.as_str().to_string(), n)).collect();
+    let inbox = inbox::count(&index)?;
+    let top = hall.repo.toplevel.display().to_string();
+    let current = items.iter().find(|r| r.worktree.as_deref() == Some(top.as_str())).map(|r| r.id);
+    let mut next = Vec::new();
+    if let Some(id) = current {
+        next.push(format!("hall status {id}"));
+    }
+    if inbox > 0 {
+        next.push("hall inbox".to_string());
+    }
+    next.push("hall new --title \"…\"".to_string());
+    if !all {
+        next.push("hall status --all".to_string());
+    }
+    let text = render_list(&items, inbox, &next);
+    Ok(Reply::new(&StatusReply { items, counts, inbox, current, next }, text))
+}
+
+fn render_list(items: &[ItemRow], inbox: usize, next: &[String]) -> String {
+    let mut out = String::new();
+    if items.is_empty() {
+        out.push_str("No items in the building.\n");
+    }
+    for state in State::ALL {
+        let here: Vec<&ItemRow> = items.iter().filter(|r| r.state == state).collect();
+        if here.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("{} ({}, {})\n", state, state.room(), here.len()));
+        for r in here {
+            let hold = r.hold.as_ref().map(|h| format!("  [held: {h}]")).unwrap_or_default();
+            out.push_str(&format!("  {}  {}  ({}){hold}\n", r.id, r.title, r.branch));
+        }
+    }
+    if inbox > 0 {
+        out.push_str(&format!("Your Office: {inbox} waiting\n"));
+    }
+    out.push_str(&next_text(next));
+    out
+}
+
+fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
+    let contents = hall.journal.read_item(id)?;
+    let item = crate::item::fold(&contents.events);
+    let recent: Vec<RecentEvent> = contents
+        .events
+        .iter()
+        .rev()
+        .take(8)
+        .rev()
+        .map(|e| RecentEvent { t: e.t.clone(), actor: e.actor.clone(), event: e.kind.name().into(), summary: describe(&e.kind) })
+        .collect();
+    let open_questions: Vec<Question> = item.open_questions().cloned().collect();
+    let next = next_for(&item);
+    let mut text = format!(
+        "{id} \"{}\"\n  state    {} ({})  since {}\n  branch   {} (base {})\n",
+        item.title,
+        item.state,
+        item.state.room(),
+        item.since,
+        item.branch,
+        item.base
+    );
+    if let Some(w) = &item.worktree {
+        text.push_str(&format!("  worktree {w}\n"));
+    }
+    if let Some(sha) = &item.sha {
+        text.push_str(&format!("  frozen   {} (round {})\n", super::short(sha), item.round));
+    }
+    if let Some(h) = &item.hold {
+        text.push_str(&format!("  held     {}: {}\n", h.kind.as_str(), h.reason));
+    }
+    for q in &open_questions {
+        text.push_str(&format!("  asks     {}: {}\n", q.qid, q.question));
+    }
+    for e in &recent {
+        text.push_str(&format!("  {}  {:<8} {:<14} {}\n", e.t, e.actor, e.event, e.summary));
+    }
+    text.push_str(&next_text(&next));
+    let warnings = super::torn_warnings(&hall.journal.item_file(id), &contents.torn);
+    Ok(Reply::new(
+        &ItemStatusReply { room: item.state.room().to_string(), item, open_questions, recent, next },
+        text,
+    )
+    .warn(warnings))
+}

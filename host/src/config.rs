@@ -1,0 +1,504 @@
+//! `.hallmark.toml`: every key, its default, and strict parsing.
+//!
+//! The file is read from the main checkout, never from an item's worktree, so an item
+//! can't loosen its own rules by editing its copy. Unknown keys and wrong types are
+//! errors that name the key, the file and the line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Code, HallError, Result};
+
+pub const FILE_NAME: &str = ".hallmark.toml";
+
+/// The whole configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The branch items start from and ship to.
+    pub base: String,
+    /// How an item's worktree is made. Placeholders: {repo} {id} {branch} {slug} {title} {base}.
+    pub worktree: String,
+    /// The item's branch name.
+    pub branch: String,
+    /// How a hallmarked item ships.
+    pub ship: String,
+    /// How each review is posted on the PR.
+    pub review_comment: String,
+    /// The repository's own checks, run before any review.
+    pub gates: Vec<String>,
+    /// Gates the checks cache never serves.
+    pub gates_no_cache: Vec<String>,
+    /// What headless dev runs may run besides the gates.
+    pub dev_commands: Vec<String>,
+    /// The fix engine: `claude -p` or an external command.
+    pub fixer: String,
+    /// Extra arguments for every headless run.
+    pub claude_args: Vec<String>,
+    /// Rejected reviews before an item escalates.
+    pub max_rejects: u32,
+    /// Failed check runs in a row before a `checks` hold.
+    pub max_check_failures: u32,
+    /// An item with no event for this long is flagged as stuck.
+    pub stuck_after: String,
+    /// `all`, or a list of lens names.
+    pub lenses: Lenses,
+    /// Rule files the reviewer reads from the base branch.
+    pub rules: Vec<String>,
+    /// Whether `propose-ready` goes straight to checks when nothing is left to confirm.
+    pub auto_ready: bool,
+    pub capture: Capture,
+    pub merge: Merge,
+    pub intake: Intake,
+    pub budget: Budget,
+    pub library: Library,
+    pub parallel: Parallel,
+    pub sandbox: Sandbox,
+    /// Skill packs by other authors, turned on per role.
+    pub extensions: BTreeMap<String, Vec<String>>,
+    /// Room components that replace a built-in room: world name → path of a `.wasm` in the base branch.
+    pub rooms: BTreeMap<String, String>,
+    /// Notification channels (usually in the user config instead).
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub notify: toml::Table,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Lenses {
+    /// `"all"`.
+    Named(String),
+    List(Vec<String>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureMode {
+    Gate,
+    Ask,
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PushGuard {
+    Strict,
+    Parse,
+}
+
+/// The edit gate and the push gate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Capture {
+    pub mode: CaptureMode,
+    /// Paths that need no item.
+    pub free: Vec<String>,
+    pub push_guard: PushGuard,
+    /// Commands the strict guard lets through.
+    pub push_allow: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeMode {
+    Off,
+    Auto,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeUpdate {
+    Files,
+    Conflicts,
+}
+
+/// The merger.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Merge {
+    pub mode: MergeMode,
+    pub command: String,
+    pub require_ci: bool,
+    /// Paths a person merges.
+    pub lit: Vec<String>,
+    pub update: MergeUpdate,
+}
+
+/// The Front Desk.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Intake {
+    /// `auto` or `off`.
+    pub split: String,
+    pub max_parts: u32,
+}
+
+/// Per-room caps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoomBudget {
+    /// Dollars per run, or `"none"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_usd: Option<Money>,
+    /// Tokens per day, e.g. `"2M"`, or `"none"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daily: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Money {
+    Usd(f64),
+    /// `"none"`.
+    Word(String),
+}
+
+/// Budgets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budget {
+    /// Tokens per day for the whole loop, e.g. `"4M"`, or `"none"`.
+    pub daily: String,
+    /// Tokens per item, e.g. `"800k"`, or `"none"`.
+    pub per_item: String,
+    pub review_model: String,
+    pub fix_model: String,
+    pub intake_model: String,
+    pub librarian_model: String,
+    pub review: RoomBudget,
+    pub fix: RoomBudget,
+    pub intake: RoomBudget,
+    pub librarian: RoomBudget,
+}
+
+/// The Library.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Library {
+    /// `builtin` or `qmd`.
+    pub search: String,
+    pub briefing_limit: String,
+    pub auto_accept: Vec<String>,
+    pub retire_after: String,
+}
+
+/// How many items may be in each phase at once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Parallel {
+    pub checks: u32,
+    pub review: u32,
+    pub fix: u32,
+    pub ship: u32,
+}
+
+/// Confinement of headless runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Sandbox {
+    /// Network domains runs may reach.
+    pub domains: Vec<String>,
+    pub unix_sockets: Vec<String>,
+    /// Paths no run may read.
+    pub deny_read: Vec<String>,
+    /// Environment variables removed from every run.
+    pub remove_env: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            base: "main".into(),
+            worktree: "git worktree add ../{repo}-{id} -b {branch} {base}".into(),
+            branch: "hm/{id}-{slug}".into(),
+            ship: "git push -u origin {branch} && gh pr create --base {base} --head {branch} --title {title} --body-file {body_file}".into(),
+            review_comment: "gh pr comment {pr} --body-file {review_file}".into(),
+            gates: Vec::new(),
+            gates_no_cache: Vec::new(),
+            dev_commands: Vec::new(),
+            fixer: "claude -p".into(),
+            claude_args: Vec::new(),
+            max_rejects: 3,
+            max_check_failures: 3,
+            stuck_after: "30m".into(),
+            lenses: Lenses::Named("all".into()),
+            rules: vec!["CLAUDE.md".into(), "AGENTS.md".into()],
+            auto_ready: true,
+            capture: Capture::default(),
+            merge: Merge::default(),
+            intake: Intake::default(),
+            budget: Budget::default(),
+            library: Library::default(),
+            parallel: Parallel::default(),
+            sandbox: Sandbox::default(),
+            extensions: BTreeMap::new(),
+            rooms: BTreeMap::new(),
+            notify: toml::Table::new(),
+        }
+    }
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Capture {
+            mode: CaptureMode::Gate,
+            free: vec!["docs/".into(), "*.md".into()],
+            push_guard: PushGuard::Strict,
+            push_allow: Vec::new(),
+        }
+    }
+}
+
+impl Default for Merge {
+    fn default() -> Self {
+        Merge {
+            mode: MergeMode::Off,
+            command: "gh pr merge {pr} --squash --match-head-commit {pr_head}".into(),
+            require_ci: true,
+            lit: Vec::new(),
+            update: MergeUpdate::Files,
+        }
+    }
+}
+
+impl Default for Intake {
+    fn default() -> Self {
+        Intake { split: "auto".into(), max_parts: 4 }
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            daily: "4M".into(),
+            per_item: "800k".into(),
+            review_model: "opus".into(),
+            fix_model: "sonnet".into(),
+            intake_model: "haiku".into(),
+            librarian_model: "haiku".into(),
+            review: RoomBudget::default(),
+            fix: RoomBudget::default(),
+            intake: RoomBudget::default(),
+            librarian: RoomBudget::default(),
+        }
+    }
+}
+
+impl Default for Library {
+    fn default() -> Self {
+        Library {
+            search: "builtin".into(),
+            briefing_limit: "6k".into(),
+            auto_accept: Vec::new(),
+            retire_after: "90d".into(),
+        }
+    }
+}
+
+impl Default for Parallel {
+    fn default() -> Self {
+        Parallel { checks: 2, review: 1, fix: 1, ship: 1 }
+    }
+}
+
+/// Parses a token count such as `4M`, `800k` or `12000`; `none` is no cap.
+pub fn parse_tokens(s: &str) -> std::result::Result<Option<u64>, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let (digits, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1_000.0),
+        Some((i, 'm' | 'M')) => (&t[..i], 1_000_000.0),
+        _ => (t, 1.0),
+    };
+    digits
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .map(|n| Some((n * mult).round() as u64))
+        .ok_or_else(|| format!("`{s}` is not a token count (e.g. 4M, 800k, 12000 or none)"))
+}
+
+impl Config {
+    /// The config file of the repository whose main checkout is `main_root`.
+    pub fn path(main_root: &Path) -> PathBuf {
+        main_root.join(FILE_NAME)
+    }
+
+    /// Reads the config from the main checkout; a missing file means every default.
+    pub fn load(main_root: &Path) -> Result<Config> {
+        let path = Config::path(main_root);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&text, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(HallError::internal(format!("{}: {e}", path.display()))),
+        }
+    }
+
+    /// Parses and validates `text`, naming `path` in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        let invalid = |msg: String| {
+            HallError::new(Code::InvalidConfig, format!("{}: {msg}", path.display()))
+                .hint(format!("edit {}", path.display()))
+                .hint("hall schema config")
+        };
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let msg = e.message().trim().to_string();
+            invalid(match e.span() {
+                Some(span) => {
+                    let start = span.start.min(text.len());
+                    let line = text[..start].matches('\n').count() + 1;
+                    let src = text.lines().nth(line - 1).unwrap_or("").trim();
+                    format!("line {line} (`{src}`): {msg}")
+                }
+                None => msg,
+            })
+        })?;
+        config.validate().map_err(invalid)?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> std::result::Result<(), String> {
+        crate::clock::parse_duration(&self.stuck_after).map_err(|e| format!("stuck_after: {e}"))?;
+        crate::clock::parse_duration(&self.library.retire_after).map_err(|e| format!("library.retire_after: {e}"))?;
+        parse_tokens(&self.budget.daily).map_err(|e| format!("budget.daily: {e}"))?;
+        parse_tokens(&self.budget.per_item).map_err(|e| format!("budget.per_item: {e}"))?;
+        parse_tokens(&self.library.briefing_limit).map_err(|e| format!("library.briefing_limit: {e}"))?;
+        for (name, room) in [
+            ("review", &self.budget.review),
+            ("fix", &self.budget.fix),
+            ("intake", &self.budget.intake),
+            ("librarian", &self.budget.librarian),
+        ] {
+            if let Some(d) = &room.daily {
+                parse_tokens(d).map_err(|e| format!("budget.{name}.daily: {e}"))?;
+            }
+            if let Some(Money::Word(w)) = &room.max_usd
+                && !w.eq_ignore_ascii_case("none")
+            {
+                return Err(format!("budget.{name}.max_usd: `{w}` is not a dollar amount or \"none\""));
+            }
+        }
+        if let Lenses::Named(n) = &self.lenses
+            && n != "all"
+        {
+            return Err(format!("lenses: `{n}` is not \"all\" or a list of lens names"));
+        }
+        if !matches!(self.intake.split.as_str(), "auto" | "off") {
+            return Err(format!("intake.split: `{}` is not \"auto\" or \"off\"", self.intake.split));
+        }
+        if self.max_rejects == 0 || self.max_check_failures == 0 {
+            return Err("max_rejects and max_check_failures must be at least 1".into());
+        }
+        for (key, template) in [("worktree", &self.worktree), ("branch", &self.branch)] {
+            if template.trim().is_empty() {
+                return Err(format!("{key}: the template is empty"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The text `hall init` writes: every key with its default, commented where it is
+    /// the default, so the file documents itself.
+    pub fn template(base: &str, gates: &[String]) -> String {
+        let d = Config::default();
+        let gates_toml = toml::Value::Array(gates.iter().map(|g| toml::Value::String(g.clone())).collect());
+        format!(
+            "# Hallmark configuration. Every key is optional; `hall schema config` describes them.\n\
+             base = {base}\n\
+             gates = {gates_toml}\n\
+             # worktree = {worktree}\n\
+             # branch = {branch}\n\
+             # ship = {ship}\n\
+             # review_comment = {review_comment}\n\
+             # gates_no_cache = []\n\
+             # dev_commands = []\n\
+             # fixer = \"claude -p\"\n\
+             # claude_args = []\n\
+             # max_rejects = 3\n\
+             # max_check_failures = 3\n\
+             # stuck_after = \"30m\"\n\
+             # lenses = \"all\"\n\
+             # rules = [\"CLAUDE.md\", \"AGENTS.md\"]\n\
+             # auto_ready = true\n\
+             \n[capture]\n\
+             # mode = \"gate\"            # gate | ask | off\n\
+             # free = [\"docs/\", \"*.md\"]\n\
+             # push_guard = \"strict\"    # strict | parse\n\
+             # push_allow = []\n\
+             \n[merge]\n\
+             # mode = \"off\"             # off | auto\n\
+             # command = {merge_cmd}\n\
+             # require_ci = true\n\
+             # lit = []\n\
+             \n[budget]\n\
+             # daily = \"4M\"\n\
+             # per_item = \"800k\"\n\
+             # review_model = \"opus\"\n\
+             # fix_model = \"sonnet\"\n",
+            base = toml::Value::String(base.to_string()),
+            worktree = toml::Value::String(d.worktree),
+            branch = toml::Value::String(d.branch),
+            ship = toml::Value::String(d.ship),
+            review_comment = toml::Value::String(d.review_comment),
+            merge_cmd = toml::Value::String(d.merge.command),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config> {
+        Config::parse(text, Path::new("/r/.hallmark.toml"))
+    }
+
+    #[test]
+    fn an_empty_file_is_every_default() {
+        assert_eq!(parse("").expect("parses"), Config::default());
+    }
+
+    #[test]
+    fn the_init_template_parses_to_the_defaults_plus_base_and_gates() {
+        let c = parse(&Config::template("trunk", &["cargo test".into()])).expect("parses");
+        assert_eq!(c.base, "trunk");
+        assert_eq!(c.gates, ["cargo test"]);
+        assert_eq!(Config { base: "main".into(), gates: vec![], ..c }, Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_file_and_line() {
+        let err = parse("base = \"main\"\n[capture]\nmood = \"gate\"\n").unwrap_err();
+        assert_eq!(err.code, Code::InvalidConfig);
+        assert!(err.message.contains("/r/.hallmark.toml: line 3"), "{}", err.message);
+        assert!(err.message.contains("mood"), "{}", err.message);
+        assert!(!err.next.is_empty());
+    }
+
+    #[test]
+    fn wrong_types_and_values_are_named() {
+        for (text, needle) in [
+            ("max_rejects = \"three\"", "max_rejects"),
+            ("[capture]\nmode = \"sometimes\"", "sometimes"),
+            ("stuck_after = \"soon\"", "stuck_after"),
+            ("[budget]\ndaily = \"lots\"", "budget.daily"),
+            ("[budget.review]\nmax_usd = \"plenty\"", "budget.review.max_usd"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.message.contains(needle), "{text}: {}", err.message);
+        }
+    }
+
+    #[test]
+    fn token_counts() {
+        assert_eq!(parse_tokens("4M"), Ok(Some(4_000_000)));
+        assert_eq!(parse_tokens("800k"), Ok(Some(800_000)));
+        assert_eq!(parse_tokens("none"), Ok(None));
+        assert!(parse_tokens("x").is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! A typed adapter over the `git` subprocess, plus native repository discovery.
+//!
+//! Discovery reads `.git` files directly instead of spawning `git rev-parse`, because a
+//! hook runs on every tool call and a subprocess costs more than the rest of the hook.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::error::{Code, HallError, Result};
+
+/// Where a repository's pieces are, as seen from one directory inside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repo {
+    /// The top of the checkout the directory is in (the main checkout or a worktree).
+    pub toplevel: PathBuf,
+    /// The git dir of that checkout (`.git`, or `.git/worktrees/<name>`).
+    pub git_dir: PathBuf,
+    /// The common dir shared by every worktree.
+    pub common_dir: PathBuf,
+    /// The main checkout, where `.hallmark.toml` is read from.
+    pub main_root: PathBuf,
+}
+
+impl Repo {
+    /// Finds the repository that contains `start`, without running git when the layout
+    /// is the ordinary one; falls back to `git rev-parse` otherwise.
+    pub fn discover(start: &Path) -> Result<Repo> {
+        if std::env::var_os("GIT_DIR").is_none()
+            && let Some(repo) = discover_natively(start)
+        {
+            return Ok(repo);
+        }
+        discover_with_git(start)
+    }
+
+    /// `<common>/hallmark`, the journal's home.
+    pub fn hall_dir(&self) -> PathBuf {
+        self.common_dir.join("hallmark")
+    }
+
+    /// The repository's short name, for templates (`{repo}`).
+    pub fn name(&self) -> String {
+        self.main_root.file_name().and_then(OsStr::to_str).unwrap_or("repo").to_string()
+    }
+
+    /// Whether `toplevel` is a linked worktree rather than the main checkout.
+    pub fn is_linked_worktree(&self) -> bool {
+        self.git_dir != self.common_dir
+    }
+}
+
+fn discover_natively(start: &Path) -> Option<Repo> {
+    let start = absolute(start);
+    for dir in start.ancestors() {
+        let dot_git = dir.join(".git");
+        let meta = match std::fs::metadata(&dot_git) {
+            Ok(m) => m,
+            Err(_) => continue,
+        };
+        let git_dir = if meta.is_dir() {
+            dot_git
+        } else {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let target = text.strip_prefix("gitdir:")?.trim();
+            let p = PathBuf::from(target);
+            if p.is_absolute() { p } else { dir.join(p) }
+        };
+        let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
+            Ok(c) => {
+                let p = PathBuf::from(c.trim());
+                normalize(&if p.is_absolute() { p } else { git_dir.join(p) })
+            }
+            Err(_) => git_dir.clone(),
+        };
+        // Only the plain layout (`<main>/.git`) is handled here; anything else asks git.
+        if common_dir.file_name() != Some(OsStr::new(".git")) {
+            return None;
+        }
+        let main_root = common_dir.parent()?.to_path_buf();
+        return Some(Repo { toplevel: dir.to_path_buf(), git_dir: normalize(&git_dir), common_dir, main_root });
+    }
+    None
+}
+
+fn discover_with_git(start: &Path) -> Result<Repo> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(start)
+        .args(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"])
+        .output()
+        .map_err(|e| HallError::new(Code::CommandFailed, format!("could not run git: {e}")).hint("hall doctor"))?;
+    if !out.status.success() {
+        return Err(not_a_repo(start));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next()) else {
+        return Err(not_a_repo(start));
+    };
+    let common_dir = PathBuf::from(common);
+    let main_root = if common_dir.file_name() == Some(OsStr::new(".git")) {
+        common_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(top))
+    } else {
+        PathBuf::from(top)
+    };
+    Ok(Repo { toplevel: PathBuf::from(top), git_dir: PathBuf::from(git_dir), common_dir, main_root })
+}
+
+pub fn not_a_repo(dir: &Path) -> HallError {
+    HallError::new(Code::NotARepo, format!("{} is not inside a git repository", dir.display()))
+        .hint("git init")
+        .hint("cd <your repository>")
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    // Canonical paths, so a worktree reached through a symlink matches the path git
+    // records for it.
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    if p.is_absolute() {
+        normalize(p)
+    } else {
+        std::env::current_dir().map(|c| normalize(&c.join(p))).unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// Removes `.` and `..` lexically (paths from `.git` files are absolute or simple).
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Runs git in `dir` and returns its trimmed stdout, or a `COMMAND_FAILED` error with
+/// git's own message.
+pub fn run(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = output(dir, args)?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    } else {
+        Err(HallError::new(
+            Code::CommandFailed,
+            format!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()),
+        ))
+    }
+}
+
+/// Runs git and returns the raw output, whatever the exit code.
+pub fn output(dir: &Path, args: &[&str]) -> Result<Output> {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| HallError::new(Code::CommandFailed, format!("could not run git: {e}")).hint("hall doctor"))
+}
+
+/// Whether `git` exits 0.
+pub fn succeeds(dir: &Path, args: &[&str]) -> bool {
+    output(dir, args).map(|o| o.status.success()).unwrap_or(false)
+}
+
+pub fn head(dir: &Path) -> Result<String> {
+    run(dir, &["rev-parse", "HEAD"])
+}
+
+pub fn current_branch(dir: &Path) -> Option<String> {
+    run(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok().filter(|b| !b.is_empty())
+}
+
+/// Paths with uncommitted changes, untracked files included (they would not be in the
+/// frozen commit), ignored files excluded.
+pub fn dirty_paths(dir: &Path) -> Result<Vec<String>> {
+    let text = run(dir, &["status", "--porcelain=v1", "--untracked-files=all"])?;
+    Ok(text.lines().filter(|l| l.len() > 3).map(|l| l[3..].to_string()).collect())
+}
+
+/// Whether a rebase, merge, cherry-pick or revert is half-done in the checkout.
+pub fn operation_in_progress(git_dir: &Path) -> bool {
+    ["rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"]
+        .iter()
+        .any(|f| git_dir.join(f).exists())
+}
+
+/// The base branch `hall init` proposes: origin's HEAD, else the current branch.
+pub fn default_base(dir: &Path) -> String {
+    if let Ok(r) = run(dir, &["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"])
+        && let Some(b) = r.strip_prefix("origin/")
+    {
+        return b.to_string();
+    }
+    current_branch(dir).unwrap_or_else(|| "main".to_string())
+}
+
+/// One entry of `git worktree list --porcelain`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Worktree {
+    pub path: PathBuf,
+    pub branch: Option<String>,
+}
+
+pub fn worktrees(dir: &Path) -> Result<Vec<Worktree>> {
+    let text = run(dir, &["worktree", "list", "--porcelain"])?;
+    let mut out = Vec::new();
+    let mut current: Option<Worktree> = None;
+    for line in text.lines() {
+        if let Some(p) = line.strip_prefix("worktree ") {
+            out.extend(current.take());
+            current = Some(Worktree { path: PathBuf::from(p), branch: None });
+        } else if let Some(b) = line.strip_prefix("branch ")
+            && let Some(w) = current.as_mut()
+        {
+            w.branch = Some(b.strip_prefix("refs/heads/").unwrap_or(b).to_string());
+        }
+    }
+    out.extend(current);
+    Ok(out)
+}
+
+/// Whether `ancestor` is an ancestor of `descendant`.
+pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
+    succeeds(dir, &["merge-base", "--is-ancestor", ancestor, descendant])
+}
+
+pub fn branch_exists(dir: &Path, branch: &str) -> bool {
+    succeeds(dir, &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")])
+}

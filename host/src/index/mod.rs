@@ -1,0 +1,582 @@
+//! The SQLite projection of the journal. Derived only: it catches up from the journal
+//! files on read, by the offsets it remembers, and `hall reindex` rebuilds it from
+//! nothing. Deleting `index.sqlite` loses nothing.
+//!
+//! Writers append the name of every file they grew to `changes`; a reader whose stored
+//! offset into `changes` equals the file's size knows the index is current with one
+//! `stat`, and otherwise folds only the files named since.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::error::{HallError, Result};
+use crate::item::{Event, EventKind, Item, ItemId, State};
+use crate::journal::{self, Journal, REPO_FILE};
+
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, offset INTEGER NOT NULL, lines INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS items(
+  num INTEGER PRIMARY KEY, title TEXT NOT NULL, state TEXT NOT NULL, branch TEXT NOT NULL,
+  base TEXT NOT NULL, worktree TEXT, hold TEXT, hold_since TEXT, round INTEGER NOT NULL, sha TEXT, pr TEXT,
+  created TEXT NOT NULL, updated TEXT NOT NULL, since TEXT NOT NULL, events INTEGER NOT NULL,
+  json TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS items_state ON items(state);
+CREATE INDEX IF NOT EXISTS items_branch ON items(branch);
+CREATE TABLE IF NOT EXISTS events(
+  item INTEGER NOT NULL, line INTEGER NOT NULL, t TEXT NOT NULL, event TEXT NOT NULL,
+  actor TEXT NOT NULL, PRIMARY KEY(item, line)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_t ON events(t);
+CREATE TABLE IF NOT EXISTS usage(
+  item INTEGER, t TEXT NOT NULL, model TEXT NOT NULL, role TEXT NOT NULL,
+  input INTEGER NOT NULL, output INTEGER NOT NULL, cache_read INTEGER NOT NULL,
+  cache_write INTEGER NOT NULL, cost REAL NOT NULL, session TEXT, request_id TEXT);
+CREATE TABLE IF NOT EXISTS questions(
+  qid INTEGER PRIMARY KEY, item INTEGER, question TEXT NOT NULL, options TEXT NOT NULL,
+  dflt TEXT, asked TEXT NOT NULL, wait_until TEXT, session TEXT, answer TEXT, by_default INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS dismissed(key TEXT PRIMARY KEY, stamp TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notices(
+  id INTEGER PRIMARY KEY, item INTEGER, t TEXT NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,
+  session TEXT, cleared INTEGER NOT NULL DEFAULT 0);
+";
+
+/// An open, current index.
+pub struct Index {
+    conn: Connection,
+}
+
+/// One row of the items table.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct ItemRow {
+    pub id: ItemId,
+    pub title: String,
+    pub state: State,
+    pub room: String,
+    pub branch: String,
+    pub base: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold: Option<String>,
+    pub round: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pr: Option<String>,
+    pub created: String,
+    pub updated: String,
+    /// When it entered its current state.
+    pub since: String,
+}
+
+fn sql(e: rusqlite::Error) -> HallError {
+    HallError::internal(format!("index: {e}")).hint("hall reindex")
+}
+
+impl Index {
+    /// Opens the index and brings it up to date with the journal.
+    pub fn open(journal: &Journal) -> Result<Index> {
+        let path = journal.index_file();
+        let mut index = match Index::connect(&path) {
+            Ok(i) => i,
+            Err(_) => {
+                // A damaged or foreign file is a cache miss, not a failure.
+                let _ = std::fs::remove_file(&path);
+                Index::connect(&path)?
+            }
+        };
+        index.catch_up(journal)?;
+        Ok(index)
+    }
+
+    fn connect(path: &Path) -> Result<Index> {
+        let conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
+        if version != SCHEMA_VERSION {
+            conn.execute_batch(
+                "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS items;
+                 DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS questions;
+                 DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices;",
+            )
+            .map_err(sql)?;
+            conn.execute_batch(SCHEMA).map_err(sql)?;
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
+        }
+        Ok(Index { conn })
+    }
+
+    /// Deletes everything and folds every journal file again.
+    pub fn rebuild(journal: &Journal) -> Result<(Index, RebuildStats)> {
+        let path = journal.index_file();
+        for suffix in ["", "-wal", "-shm"] {
+            let p = path.with_file_name(format!("index.sqlite{suffix}"));
+            match std::fs::remove_file(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let mut index = Index::connect(&path)?;
+        // Read the change log's size first: anything appended during the scan is named
+        // after this offset and caught up by the next read.
+        let changes_len = file_len(&journal.changes_file());
+        let mut names: Vec<String> = journal.item_ids()?.iter().map(ItemId::to_string).collect();
+        names.push(REPO_FILE.to_string());
+        let tx = index.conn.transaction().map_err(sql)?;
+        let mut stats = RebuildStats::default();
+        for name in &names {
+            let s = apply_file(&tx, journal, name)?;
+            stats.events += s.events;
+            stats.torn += s.torn;
+            stats.files += 1;
+        }
+        set_meta(&tx, "changes", changes_len as i64)?;
+        tx.commit().map_err(sql)?;
+        Ok((index, stats))
+    }
+
+    fn catch_up(&mut self, journal: &Journal) -> Result<()> {
+        let changes = journal.changes_file();
+        let len = file_len(&changes);
+        if get_meta(&self.conn, "changes")? == Some(len as i64) {
+            return Ok(());
+        }
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sql)?;
+        let stored = get_meta(&tx, "changes")?;
+        let (names, end) = match stored {
+            Some(off) if off as u64 <= len => read_names(&changes, off as u64)?,
+            // Never indexed, or the change log was replaced: look at every file.
+            _ => {
+                let mut all: BTreeSet<String> = journal.item_ids()?.iter().map(ItemId::to_string).collect();
+                all.insert(REPO_FILE.to_string());
+                (all, len)
+            }
+        };
+        for name in &names {
+            apply_file(&tx, journal, name)?;
+        }
+        set_meta(&tx, "changes", end as i64)?;
+        tx.commit().map_err(sql)
+    }
+
+    /// Items, optionally only the ones not closed or dropped, in id order.
+    pub fn items(&self, include_terminal: bool) -> Result<Vec<ItemRow>> {
+        let q = if include_terminal {
+            "SELECT num,title,state,branch,base,worktree,hold,round,sha,pr,created,updated,since FROM items ORDER BY num"
+        } else {
+            "SELECT num,title,state,branch,base,worktree,hold,round,sha,pr,created,updated,since FROM items
+             WHERE state NOT IN ('closed','dropped') ORDER BY num"
+        };
+        let mut stmt = self.conn.prepare_cached(q).map_err(sql)?;
+        let rows = stmt.query_map([], row_to_item).map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
+    pub fn item(&self, id: ItemId) -> Result<Option<Item>> {
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| r.get(0))
+            .optional()
+            .map_err(sql)?;
+        match json {
+            Some(j) => serde_json::from_str(&j).map(Some).map_err(HallError::internal),
+            None => Ok(None),
+        }
+    }
+
+    /// The item whose worktree contains `dir`, or whose branch is `branch`, not terminal first.
+    pub fn item_for_place(&self, toplevel: &str, branch: Option<&str>) -> Result<Option<ItemId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT num FROM items WHERE worktree = ?1 OR (?2 IS NOT NULL AND branch = ?2)
+                 ORDER BY state IN ('closed','dropped'), num DESC LIMIT 1",
+            )
+            .map_err(sql)?;
+        stmt.query_row(params![toplevel, branch], |r| r.get::<_, u32>(0)).optional().map(|o| o.map(ItemId)).map_err(sql)
+    }
+
+    pub fn count_by_state(&self) -> Result<Vec<(State, u64)>> {
+        let mut stmt = self.conn.prepare_cached("SELECT state, COUNT(*) FROM items GROUP BY state").map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(sql)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(sql)?;
+        Ok(rows.into_iter().filter_map(|(s, n)| State::parse(&s).map(|st| (st, n as u64))).collect())
+    }
+
+    /// The newest events across all files: (item, line, t, event, actor).
+    pub fn recent_events(&self, kind: Option<&str>, limit: u32) -> Result<Vec<EventRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT item,line,t,event,actor FROM events WHERE (?1 IS NULL OR event = ?1)
+                 ORDER BY t DESC, item DESC, line DESC LIMIT ?2",
+            )
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map(params![kind, limit], |r| {
+                Ok(EventRow {
+                    item: r.get::<_, u32>(0)?,
+                    line: r.get::<_, u64>(1)?,
+                    t: r.get(2)?,
+                    event: r.get(3)?,
+                    actor: r.get(4)?,
+                })
+            })
+            .map_err(sql)?;
+        let mut v = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)?;
+        v.reverse();
+        Ok(v)
+    }
+
+    pub fn questions(&self, open_only: bool) -> Result<Vec<QuestionRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT qid,item,question,options,dflt,asked,wait_until,session,answer,by_default FROM questions
+                 WHERE (?1 = 0 OR answer IS NULL) ORDER BY qid",
+            )
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([open_only as i64], |r| {
+                let options: String = r.get(3)?;
+                Ok(QuestionRow {
+                    qid: r.get(0)?,
+                    item: r.get::<_, Option<u32>>(1)?.map(ItemId),
+                    question: r.get(2)?,
+                    options: serde_json::from_str(&options).unwrap_or_default(),
+                    default: r.get(4)?,
+                    asked: r.get(5)?,
+                    wait_until: r.get(6)?,
+                    session: r.get(7)?,
+                    answer: r.get(8)?,
+                    by_default: r.get::<_, i64>(9)? != 0,
+                })
+            })
+            .map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
+    pub fn question(&self, qid: u32) -> Result<Option<QuestionRow>> {
+        Ok(self.questions(false)?.into_iter().find(|q| q.qid == qid))
+    }
+
+    pub fn dismissed(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self.conn.prepare_cached("SELECT key, stamp FROM dismissed").map_err(sql)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
+    pub fn notices(&self) -> Result<Vec<NoticeRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT item,t,kind,message,session FROM notices WHERE cleared = 0 ORDER BY t, id")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(NoticeRow {
+                    item: r.get::<_, Option<u32>>(0)?.map(ItemId),
+                    t: r.get(1)?,
+                    kind: r.get(2)?,
+                    message: r.get(3)?,
+                    session: r.get(4)?,
+                })
+            })
+            .map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
+    /// Usage totals grouped by `by` (item, room, role, model, day).
+    pub fn usage(&self, by: &str, since: Option<&str>, item: Option<ItemId>) -> Result<Vec<UsageRow>> {
+        let key = match by {
+            "item" => "COALESCE(printf('H-%04d', item), '(no item)')",
+            "role" => "role",
+            "room" => {
+                "CASE role WHEN 'review' THEN 'Assay Office' WHEN 'fix' THEN 'Repair Shop' WHEN 'intake' THEN 'Front Desk'
+                 WHEN 'librarian' THEN 'Library' WHEN 'dev' THEN 'Workshop' ELSE role END"
+            }
+            "model" => "model",
+            "day" => "substr(t, 1, 10)",
+            other => return Err(HallError::usage(format!("--by takes item, room, role, model or day, not `{other}`"))),
+        };
+        let q = format!(
+            "SELECT {key} AS k, SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), SUM(cost), COUNT(*)
+             FROM usage WHERE (?1 IS NULL OR t >= ?1) AND (?2 IS NULL OR item = ?2) GROUP BY k ORDER BY k"
+        );
+        let mut stmt = self.conn.prepare(&q).map_err(sql)?;
+        let rows = stmt
+            .query_map(params![since, item.map(|i| i.0)], |r| {
+                Ok(UsageRow {
+                    key: r.get(0)?,
+                    input: r.get::<_, i64>(1)? as u64,
+                    output: r.get::<_, i64>(2)? as u64,
+                    cache_read: r.get::<_, i64>(3)? as u64,
+                    cache_write: r.get::<_, i64>(4)? as u64,
+                    cost_usd: (r.get::<_, f64>(5)? * 10_000.0).round() / 10_000.0,
+                    runs: r.get::<_, i64>(6)? as u64,
+                })
+            })
+            .map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
+    pub fn event_count(&self) -> Result<u64> {
+        self.conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql)
+    }
+}
+
+/// What a rebuild folded.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RebuildStats {
+    pub files: u64,
+    pub events: u64,
+    pub torn: u64,
+}
+
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct EventRow {
+    /// 0 for repo-level events.
+    pub item: u32,
+    pub line: u64,
+    pub t: String,
+    pub event: String,
+    pub actor: String,
+}
+
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct QuestionRow {
+    pub qid: u32,
+    pub item: Option<ItemId>,
+    pub question: String,
+    pub options: Vec<String>,
+    pub default: Option<String>,
+    pub asked: String,
+    pub wait_until: Option<String>,
+    pub session: Option<String>,
+    pub answer: Option<String>,
+    pub by_default: bool,
+}
+
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct NoticeRow {
+    pub item: Option<ItemId>,
+    pub t: String,
+    pub kind: String,
+    pub message: String,
+    pub session: Option<String>,
+}
+
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct UsageRow {
+    pub key: String,
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    /// List-price cost in US dollars.
+    pub cost_usd: f64,
+    pub runs: u64,
+}
+
+fn row_to_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
+    let state: String = r.get(2)?;
+    let state = State::parse(&state).unwrap_or_default();
+    Ok(ItemRow {
+        id: ItemId(r.get(0)?),
+        title: r.get(1)?,
+        state,
+        room: state.room().to_string(),
+        branch: r.get(3)?,
+        base: r.get(4)?,
+        worktree: r.get(5)?,
+        hold: r.get(6)?,
+        round: r.get(7)?,
+        sha: r.get(8)?,
+        pr: r.get(9)?,
+        created: r.get(10)?,
+        updated: r.get(11)?,
+        since: r.get(12)?,
+    })
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+fn get_meta(conn: &Connection, key: &str) -> Result<Option<i64>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional().map_err(sql)
+}
+
+fn set_meta(tx: &Transaction<'_>, key: &str, value: i64) -> Result<()> {
+    tx.execute("INSERT INTO meta(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value = ?2", params![key, value])
+        .map(|_| ())
+        .map_err(sql)
+}
+
+/// Names of files appended to since `offset`, up to the last complete line.
+fn read_names(path: &Path, offset: u64) -> Result<(BTreeSet<String>, u64)> {
+    let mut f = std::fs::File::open(path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut buf = String::new();
+    f.read_to_string(&mut buf)?;
+    let complete = buf.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let names = buf[..complete].lines().map(str::to_string).filter(|l| !l.is_empty()).collect();
+    Ok((names, offset + complete as u64))
+}
+
+/// Folds what `name` gained since its stored offset into the tables.
+fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<RebuildStats> {
+    let Some(path) = journal.file_for(name) else {
+        return Ok(RebuildStats::default());
+    };
+    let (offset, lines): (u64, u64) = tx
+        .query_row("SELECT offset, lines FROM files WHERE name = ?1", [name], |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+        })
+        .optional()
+        .map_err(sql)?
+        .unwrap_or((0, 0));
+    let mut f = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RebuildStats::default()),
+        Err(e) => return Err(e.into()),
+    };
+    f.seek(SeekFrom::Start(offset))?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    let contents = journal::file::parse(&path, &bytes, lines + 1)?;
+    if contents.complete_len == 0 {
+        return Ok(RebuildStats::default());
+    }
+    let item_id = name.parse::<ItemId>().ok();
+    let mut item: Option<Item> = match item_id {
+        Some(id) => Some(
+            tx.query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| r.get::<_, String>(0))
+                .optional()
+                .map_err(sql)?
+                .and_then(|j| serde_json::from_str(&j).ok())
+                .unwrap_or_default(),
+        ),
+        None => None,
+    };
+    let item_num = item_id.map(|i| i.0);
+    let mut insert_event = tx
+        .prepare_cached("INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)")
+        .map_err(sql)?;
+    for (e, line) in contents.events.iter().zip(&contents.line_numbers) {
+        insert_event.execute(params![item_num.unwrap_or(0), line, e.t, e.kind.name(), e.actor]).map_err(sql)?;
+        record_side_tables(tx, item_num.or(e.item.map(|i| i.0)), e)?;
+        if let Some(it) = item.as_mut() {
+            it.apply(e);
+        }
+    }
+    if let (Some(it), Some(num)) = (item, item_num) {
+        let json = serde_json::to_string(&it).map_err(HallError::internal)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO items(num,title,state,branch,base,worktree,hold,hold_since,round,sha,pr,created,updated,since,events,json)
+             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
+            params![
+                num,
+                it.title,
+                it.state.as_str(),
+                it.branch,
+                it.base,
+                it.worktree,
+                it.hold.as_ref().map(|h| h.kind.as_str()),
+                it.hold.as_ref().map(|h| h.since.clone()),
+                it.round,
+                it.sha,
+                it.pr,
+                it.created,
+                it.updated,
+                it.since,
+                it.events as i64,
+                json
+            ],
+        )
+        .map_err(sql)?;
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO files(name, offset, lines) VALUES(?1,?2,?3)",
+        params![name, (offset + contents.complete_len) as i64, contents.lines as i64],
+    )
+    .map_err(sql)?;
+    Ok(RebuildStats { files: 1, events: contents.events.len() as u64, torn: contents.torn.len() as u64 })
+}
+
+fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Result<()> {
+    match &e.kind {
+        EventKind::Usage(u) => {
+            tx.prepare_cached(
+                "INSERT INTO usage(item,t,model,role,input,output,cache_read,cache_write,cost,session,request_id)
+                 VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+            )
+            .map_err(sql)?
+            .execute(params![
+                item,
+                e.t,
+                u.model,
+                u.role,
+                u.input as i64,
+                u.output as i64,
+                u.cache_read as i64,
+                u.cache_write as i64,
+                u.cost_usd,
+                u.session,
+                u.request_id
+            ])
+            .map_err(sql)?;
+        }
+        EventKind::Asked { qid, question, options, default, wait_until, session } => {
+            tx.execute(
+                "INSERT OR REPLACE INTO questions(qid,item,question,options,dflt,asked,wait_until,session,answer,by_default)
+                 VALUES(?1,?2,?3,?4,?5,?6,?7,?8,NULL,0)",
+                params![
+                    qid.0,
+                    item,
+                    question,
+                    serde_json::to_string(options).unwrap_or_default(),
+                    default,
+                    e.t,
+                    wait_until,
+                    session
+                ],
+            )
+            .map_err(sql)?;
+        }
+        EventKind::Answered { qid, answer, by_default } => {
+            tx.execute(
+                "UPDATE questions SET answer = ?2, by_default = ?3 WHERE qid = ?1",
+                params![qid.0, answer, *by_default as i64],
+            )
+            .map_err(sql)?;
+        }
+        EventKind::InboxDismissed { key, stamp } => {
+            tx.execute("INSERT OR REPLACE INTO dismissed(key, stamp) VALUES(?1, ?2)", params![key, stamp]).map_err(sql)?;
+        }
+        EventKind::Notification { kind, message, session } => {
+            tx.execute(
+                "INSERT INTO notices(item,t,kind,message,session) VALUES(?1,?2,?3,?4,?5)",
+                params![item, e.t, kind, message, session],
+            )
+            .map_err(sql)?;
+        }
+        EventKind::Prompt { session: Some(s), .. } => {
+            // A new prompt in a session answers its "session waiting" notice.
+            tx.execute("UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting'", [s])
+                .map_err(sql)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! The transition check: given an item's folded state and an action, either the events
+//! that record it or a refusal. Pure, like the fold: limits from the config, the HEAD
+//! SHA and anything else from the outside world arrive as arguments.
+
+use super::event::{Dispute, EventKind, Finding, HoldKind};
+use super::state::{Item, State};
+
+/// Something a person, an agent or the loop asks of an item.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// The agent says the work is done at `sha`.
+    ProposeReady {
+        sha: String,
+        summary: String,
+        why: Option<String>,
+        how: Option<String>,
+        ask: bool,
+        auto_ready: bool,
+        /// The caller checked that the branch contains its base and no rebase is
+        /// half-done, which satisfies a standing rebase request.
+        on_base: bool,
+    },
+    /// Freeze `sha` and queue it.
+    Ready { sha: String, note: Option<String>, on_base: bool },
+    PullBack { reason: Option<String> },
+    Drop { reason: String },
+    Retry { reason: String, tokens: Option<u64> },
+    ChecksPassed { sha: String },
+    ChecksFailed { sha: String, failed: Vec<String>, max_check_failures: u32 },
+    Verdict { sha: String, approved: bool, findings: Vec<Finding>, model: Option<String>, max_rejects: u32 },
+    FixSubmitted { sha: String, fixed: Vec<String>, disputed: Vec<Dispute> },
+    Shipped { pr: Option<String> },
+    /// The shipper's rebase conflicted or changed the patch.
+    RebaseFailed { reason: String },
+    /// The Delivery office or the merger brings a closed item back.
+    Reopen { reason: String },
+    /// Reopened for red CI, which passed on a re-run with nothing moved.
+    Restore,
+    RequestRebase { base: String },
+    Hold { kind: HoldKind, reason: String },
+}
+
+impl Action {
+    /// The command (or worker step) behind the action, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::ProposeReady { .. } => "propose-ready",
+            Action::Ready { .. } => "ready",
+            Action::PullBack { .. } => "pull-back",
+            Action::Drop { .. } => "drop",
+            Action::Retry { .. } => "retry",
+            Action::ChecksPassed { .. } => "checks passed",
+            Action::ChecksFailed { .. } => "checks failed",
+            Action::Verdict { .. } => "verdict",
+            Action::FixSubmitted { .. } => "fixed",
+            Action::Shipped { .. } => "ship",
+            Action::RebaseFailed { .. } => "rebase failed",
+            Action::Reopen { .. } => "reopen",
+            Action::Restore => "restore",
+            Action::RequestRebase { .. } => "request rebase",
+            Action::Hold { .. } => "hold",
+        }
+    }
+}
+
+/// Why an action was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The action is not allowed from this state.
+    WrongState { state: State, action: &'static str },
+    /// `ready` at a SHA other than the one in the loop.
+    InReview { state: State, round: u32, sha: String },
+    /// A rebase request stands and the branch isn't on its base yet.
+    RebasePending { base: String },
+    /// `retry` on an item that is neither escalated nor held.
+    NothingToRetry { state: State },
+}
+
+/// The events that record `action`, or why it can't happen. An empty list means the
+/// action already holds (idempotent repeat).
+pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
+    use State::*;
+    let state = item.state;
+    let wrong = || Refusal::WrongState { state, action: action.name() };
+    let in_loop_at = |sha: &str| -> Result<Vec<EventKind>, Refusal> {
+        if item.sha.as_deref() == Some(sha) {
+            Ok(Vec::new())
+        } else {
+            Err(Refusal::InReview { state, round: item.round, sha: item.sha.clone().unwrap_or_default() })
+        }
+    };
+    match action {
+        Action::ProposeReady { sha, summary, why, how, ask, auto_ready, on_base } => match state {
+            Development => {
+                rebase_clear(item, *on_base)?;
+                let proposed = EventKind::ProposedReady {
+                    sha: sha.clone(),
+                    summary: summary.clone(),
+                    why: why.clone(),
+                    how: how.clone(),
+                    ask: *ask,
+                };
+                let to_confirm = *ask || !*auto_ready || item.open_questions().next().is_some();
+                if to_confirm {
+                    Ok(vec![proposed])
+                } else {
+                    Ok(vec![proposed, ready_event(item, sha, None)])
+                }
+            }
+            AwaitingYou => rebase_clear(item, *on_base).map(|()| Vec::new()),
+            s if s.in_loop() => in_loop_at(sha),
+            _ => Err(wrong()),
+        },
+        Action::Ready { sha, note, on_base } => match state {
+            Development | AwaitingYou => {
+                rebase_clear(item, *on_base)?;
+                Ok(vec![ready_event(item, sha, note.clone())])
+            }
+            s if s.in_loop() => in_loop_at(sha),
+            _ => Err(wrong()),
+        },
+        Action::PullBack { reason } => match state {
+            Development => Ok(Vec::new()),
+            AwaitingYou | Checks | Review | Fixing | Escalated | Hallmarked => {
+                Ok(vec![EventKind::PulledBack { from: state, reason: reason.clone() }])
+            }
+            Closed | Dropped => Err(wrong()),
+        },
+        Action::Drop { reason } => match state {
+            Dropped => Ok(Vec::new()),
+            Closed => Err(wrong()),
+            _ => Ok(vec![EventKind::Dropped { reason: reason.clone() }]),
+        },
+        Action::Retry { reason, tokens } => {
+            if let Some(hold) = &item.hold {
+                Ok(vec![EventKind::Retried { reason: reason.clone(), tokens: *tokens, released: Some(hold.kind) }])
+            } else if state == Escalated {
+                Ok(vec![EventKind::Retried { reason: reason.clone(), tokens: *tokens, released: None }])
+            } else {
+                Err(Refusal::NothingToRetry { state })
+            }
+        }
+        Action::ChecksPassed { sha } => match state {
+            Checks => Ok(vec![EventKind::ChecksPassed { sha: sha.clone() }]),
+            _ => Err(wrong()),
+        },
+        Action::ChecksFailed { sha, failed, max_check_failures } => match state {
+            Checks => {
+                let mut events = vec![EventKind::ChecksFailed { sha: sha.clone(), failed: failed.clone() }];
+                if item.check_failures + 1 >= *max_check_failures {
+                    events.push(EventKind::Held {
+                        kind: HoldKind::Checks,
+                        reason: format!("checks failed {} times in a row", item.check_failures + 1),
+                    });
+                }
+                Ok(events)
+            }
+            _ => Err(wrong()),
+        },
+        Action::Verdict { sha, approved, findings, model, max_rejects } => match state {
+            Review => {
+                let verdict = EventKind::Verdict {
+                    sha: sha.clone(),
+                    round: item.round,
+                    approved: *approved,
+                    findings: findings.clone(),
+                    model: model.clone(),
+                };
+                if *approved {
+                    Ok(vec![verdict, EventKind::Hallmarked { sha: sha.clone(), round: item.round }])
+                } else if item.rejects + 1 >= max_rejects.saturating_add(item.extra_rounds) {
+                    let reason = format!("{} rejected reviews", item.rejects + 1);
+                    Ok(vec![verdict, EventKind::Escalated { reason }])
+                } else {
+                    Ok(vec![verdict])
+                }
+            }
+            _ => Err(wrong()),
+        },
+        Action::FixSubmitted { sha, fixed, disputed } => match state {
+            Fixing => Ok(vec![EventKind::FixSubmitted {
+                sha: sha.clone(),
+                fixed: fixed.clone(),
+                disputed: disputed.clone(),
+            }]),
+            _ => Err(wrong()),
+        },
+        Action::Shipped { pr } => match state {
+            Hallmarked => Ok(vec![EventKind::Shipped {
+                sha: item.hallmark.clone().unwrap_or_default(),
+                pr: pr.clone(),
+            }]),
+            Closed => Ok(Vec::new()),
+            _ => Err(wrong()),
+        },
+        Action::RebaseFailed { reason } => match state {
+            Hallmarked => Ok(vec![EventKind::PulledBack { from: state, reason: Some(reason.clone()) }]),
+            _ => Err(wrong()),
+        },
+        Action::Reopen { reason } => match state {
+            Closed => Ok(vec![EventKind::Reopened { reason: reason.clone() }]),
+            _ => Err(wrong()),
+        },
+        Action::Restore => match state {
+            Development if item.pr.is_some() => Ok(vec![EventKind::Restored {}]),
+            _ => Err(wrong()),
+        },
+        Action::RequestRebase { base } => match state {
+            Dropped => Err(wrong()),
+            _ => Ok(vec![EventKind::RebaseRequested { base: base.clone() }]),
+        },
+        Action::Hold { kind, reason } => match state {
+            s if s.is_terminal() && !matches!(kind, HoldKind::MergeFailed | HoldKind::Lit | HoldKind::CiFailed) => {
+                Err(wrong())
+            }
+            Dropped => Err(wrong()),
+            _ => Ok(vec![EventKind::Held { kind: *kind, reason: reason.clone() }]),
+        },
+    }
+}
+
+fn ready_event(item: &Item, sha: &str, note: Option<String>) -> EventKind {
+    EventKind::Ready { sha: sha.to_string(), round: item.round + 1, note }
+}
+
+/// A standing rebase request blocks `ready` until the branch is on its base; the request
+/// itself is kept (only the `ready` that follows a finished rebase clears it).
+fn rebase_clear(item: &Item, on_base: bool) -> Result<(), Refusal> {
+    match &item.rebase_requested {
+        Some(base) if !on_base => Err(Refusal::RebasePending { base: base.clone() }),
+        _ => Ok(()),
+    }
+}
+
+/// Every move the design's tables allow, as (from, to).
+pub const TRANSITIONS: &[(State, State)] = &[
+    (State::Development, State::Checks),
+    (State::Development, State::AwaitingYou),
+    (State::AwaitingYou, State::Checks),
+    (State::AwaitingYou, State::Development),
+    (State::Checks, State::Review),
+    (State::Checks, State::Fixing),
+    (State::Review, State::Hallmarked),
+    (State::Review, State::Fixing),
+    (State::Review, State::Escalated),
+    (State::Fixing, State::Checks),
+    (State::Escalated, State::Fixing),
+    (State::Checks, State::Development),
+    (State::Review, State::Development),
+    (State::Fixing, State::Development),
+    (State::Escalated, State::Development),
+    (State::Hallmarked, State::Development),
+    (State::Hallmarked, State::Closed),
+    (State::Closed, State::Development),
+    (State::Development, State::Closed),
+    (State::Development, State::Dropped),
+    (State::AwaitingYou, State::Dropped),
+    (State::Checks, State::Dropped),
+    (State::Review, State::Dropped),
+    (State::Fixing, State::Dropped),
+    (State::Escalated, State::Dropped),
+    (State::Hallmarked, State::Dropped),
+];
+
+/// Whether the tables allow moving from `from` to `to` (staying put is always allowed).
+pub fn allowed(from: State, to: State) -> bool {
+    from == to || TRANSITIONS.contains(&(from, to))
+}

@@ -1,0 +1,395 @@
+//! The journal's vocabulary: one typed event per line.
+//!
+//! Every line carries `v` so that a future shape can be upgraded before serde sees it
+//! ([`upgrade`]). Unknown event kinds written by a newer `hall` decode as
+//! [`EventKind::Other`] and are ignored by the fold rather than failing the read.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::id::{ItemId, QuestionId};
+use super::state::State;
+
+/// The version this build writes.
+pub const EVENT_VERSION: u32 = 1;
+
+/// One journal line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Event {
+    /// Shape version of this line.
+    pub v: u32,
+    /// When it happened, RFC 3339 in UTC.
+    pub t: String,
+    /// Who did it: `you`, `agent`, `assayer`, `fixer`, `shipper`, `hook`, `daemon`.
+    pub actor: String,
+    /// What happened, with its fields.
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// The item it belongs to; absent for repo-level events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<ItemId>,
+}
+
+/// Why a loop is waiting for a person without changing state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldKind {
+    Budget,
+    RunFailed,
+    Checks,
+    ShipFailed,
+    Conflict,
+    Feedback,
+    CiFailed,
+    MergeFailed,
+    Lit,
+}
+
+impl HoldKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoldKind::Budget => "budget",
+            HoldKind::RunFailed => "run_failed",
+            HoldKind::Checks => "checks",
+            HoldKind::ShipFailed => "ship_failed",
+            HoldKind::Conflict => "conflict",
+            HoldKind::Feedback => "feedback",
+            HoldKind::CiFailed => "ci_failed",
+            HoldKind::MergeFailed => "merge_failed",
+            HoldKind::Lit => "lit",
+        }
+    }
+}
+
+/// How an item came in through the Front Desk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    New,
+    Issue,
+    Adopt,
+}
+
+/// A reviewer's finding, as recorded in a verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    pub id: String,
+    pub lens: String,
+    pub severity: String,
+    pub file: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub scenario: String,
+}
+
+/// A fixer's dispute of a finding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dispute {
+    pub finding: String,
+    pub reason: String,
+}
+
+/// Tokens and cost of one model call or run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    pub model: String,
+    /// `dev`, `review`, `fix`, `intake`, `librarian`, `resume`.
+    pub role: String,
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+    /// List-price cost in US dollars.
+    #[serde(default)]
+    pub cost_usd: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+/// Every kind of event, tagged by `event` in snake_case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The Front Desk created the item.
+    Created {
+        title: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request: Option<String>,
+        branch: String,
+        base: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worktree: Option<String>,
+        source: Source,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        issue: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pr: Option<String>,
+    },
+    /// The agent said the work is done.
+    ProposedReady {
+        sha: String,
+        summary: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        how: Option<String>,
+        #[serde(default)]
+        ask: bool,
+    },
+    /// HEAD was frozen and queued for the Assay Office.
+    Ready {
+        sha: String,
+        round: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// Back to development.
+    PulledBack {
+        from: State,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Abandoned; the branch and journal stay.
+    Dropped { reason: String },
+    /// A person allowed one more round or released a hold.
+    Retried {
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        released: Option<HoldKind>,
+    },
+    /// One gate ran (or a cached pass was served).
+    CheckRun {
+        sha: String,
+        gate: String,
+        exit_code: i32,
+        duration_ms: u64,
+        #[serde(default)]
+        cached: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+    },
+    /// Every gate passed at `sha`.
+    ChecksPassed { sha: String },
+    /// At least one gate failed at `sha`.
+    ChecksFailed { sha: String, failed: Vec<String> },
+    /// The principal engineer's (or a person's) verdict.
+    Verdict {
+        sha: String,
+        round: u32,
+        approved: bool,
+        #[serde(default)]
+        findings: Vec<Finding>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// `max_rejects` was reached: a person decides.
+    Escalated { reason: String },
+    /// The hallmark was struck on `sha`.
+    Hallmarked { sha: String, round: u32 },
+    /// The fixer submitted a fix.
+    FixSubmitted {
+        sha: String,
+        #[serde(default)]
+        fixed: Vec<String>,
+        #[serde(default)]
+        disputed: Vec<Dispute>,
+    },
+    /// The ship command opened the PR.
+    Shipped {
+        sha: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pr: Option<String>,
+    },
+    /// A closed item came back (PR feedback, conflicts, the merge queue).
+    Reopened { reason: String },
+    /// Reopened for red CI, which then passed with nothing moved.
+    Restored {},
+    /// The Delivery office asked for a rebase onto `base`.
+    RebaseRequested { base: String },
+    /// The loop stopped for a person without changing state.
+    Held { kind: HoldKind, reason: String },
+    /// A question for a person.
+    Asked {
+        qid: QuestionId,
+        question: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        options: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        default: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_until: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
+    /// Its answer (`by_default` when the wait ran out).
+    Answered {
+        qid: QuestionId,
+        answer: String,
+        #[serde(default)]
+        by_default: bool,
+    },
+    /// A prompt from a person in a session.
+    Prompt {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
+    /// The agent's summary of one turn.
+    Turn {
+        summary: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
+    /// A commit on the item's branch.
+    Commit {
+        sha: String,
+        subject: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fixes: Vec<String>,
+    },
+    /// Tokens spent by one model run or call.
+    Usage(Usage),
+    /// A notification (session waiting, stuck, …).
+    Notification {
+        kind: String,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
+    /// A gate denied a tool call.
+    GateDenied {
+        gate: String,
+        command: String,
+        reason: String,
+    },
+    /// A person hid an inbox entry until it changes.
+    InboxDismissed { key: String, stamp: String },
+    /// The writer found an unterminated line left by a crash at `line` and closed it.
+    TornLine { line: u64, bytes: u64 },
+    /// An event kind this build does not know (written by a newer `hall`).
+    #[serde(other)]
+    Other,
+}
+
+impl EventKind {
+    /// The `event` tag as written in the journal.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::Created { .. } => "created",
+            EventKind::ProposedReady { .. } => "proposed_ready",
+            EventKind::Ready { .. } => "ready",
+            EventKind::PulledBack { .. } => "pulled_back",
+            EventKind::Dropped { .. } => "dropped",
+            EventKind::Retried { .. } => "retried",
+            EventKind::CheckRun { .. } => "check_run",
+            EventKind::ChecksPassed { .. } => "checks_passed",
+            EventKind::ChecksFailed { .. } => "checks_failed",
+            EventKind::Verdict { .. } => "verdict",
+            EventKind::Escalated { .. } => "escalated",
+            EventKind::Hallmarked { .. } => "hallmarked",
+            EventKind::FixSubmitted { .. } => "fix_submitted",
+            EventKind::Shipped { .. } => "shipped",
+            EventKind::Reopened { .. } => "reopened",
+            EventKind::Restored {} => "restored",
+            EventKind::RebaseRequested { .. } => "rebase_requested",
+            EventKind::Held { .. } => "held",
+            EventKind::Asked { .. } => "asked",
+            EventKind::Answered { .. } => "answered",
+            EventKind::Prompt { .. } => "prompt",
+            EventKind::Turn { .. } => "turn",
+            EventKind::Commit { .. } => "commit",
+            EventKind::Usage(_) => "usage",
+            EventKind::Notification { .. } => "notification",
+            EventKind::GateDenied { .. } => "gate_denied",
+            EventKind::InboxDismissed { .. } => "inbox_dismissed",
+            EventKind::TornLine { .. } => "torn_line",
+            EventKind::Other => "other",
+        }
+    }
+}
+
+/// Why a line could not be decoded.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("written by a newer hall (v{0}); this build reads up to v{EVENT_VERSION}")]
+    TooNew(u64),
+}
+
+/// Decodes one journal line, upgrading older shapes first.
+pub fn decode(line: &str) -> Result<Event, DecodeError> {
+    // Fast path: the current shape decodes directly. Only when `v` differs do we pay
+    // for a generic `Value` round trip to upgrade it.
+    match serde_json::from_str::<Event>(line) {
+        Ok(e) if e.v == EVENT_VERSION => Ok(e),
+        Ok(e) => upgrade(serde_json::from_str(line)?, u64::from(e.v)),
+        Err(err) => {
+            let value: serde_json::Value = serde_json::from_str(line)?;
+            match value.get("v").and_then(|v| v.as_u64()) {
+                Some(v) if v != u64::from(EVENT_VERSION) => upgrade(value, v),
+                _ => Err(err.into()),
+            }
+        }
+    }
+}
+
+/// Upgrades an older shape to the current one. Version 1 is the first shape, so there is
+/// nothing to upgrade yet; the function is where a v2 would map v1 lines.
+fn upgrade(value: serde_json::Value, v: u64) -> Result<Event, DecodeError> {
+    if v > u64::from(EVENT_VERSION) {
+        return Err(DecodeError::TooNew(v));
+    }
+    let mut event: Event = serde_json::from_value(value)?;
+    event.v = EVENT_VERSION;
+    Ok(event)
+}
+
+/// Encodes one event as a journal line without the trailing newline.
+pub fn encode(event: &Event) -> String {
+    serde_json::to_string(event).expect("events serialize: all fields are plain data")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_line_decodes() {
+        let line = r#"{"v":1,"t":"2026-10-09T10:04:12Z","actor":"you","event":"ready","item":"H-0042","sha":"7c2d018","round":1,"note":"cap at 6 attempts done"}"#;
+        let e = decode(line).expect("decodes");
+        assert_eq!(e.item, Some(ItemId(42)));
+        assert_eq!(
+            e.kind,
+            EventKind::Ready { sha: "7c2d018".into(), round: 1, note: Some("cap at 6 attempts done".into()) }
+        );
+        let again = decode(&encode(&e)).expect("round trip");
+        assert_eq!(again, e);
+    }
+
+    #[test]
+    fn unknown_kinds_are_kept_as_other() {
+        let e = decode(r#"{"v":1,"t":"x","actor":"you","event":"teleported","where":"mars"}"#).expect("decodes");
+        assert_eq!(e.kind, EventKind::Other);
+    }
+
+    #[test]
+    fn newer_versions_are_named() {
+        let err = decode(r#"{"v":9,"t":"x","actor":"you","event":"ready","sha":"a","round":1}"#).unwrap_err();
+        assert!(err.to_string().contains("v9"), "{err}");
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(decode("{\"v\":1,\"t\":").is_err());
+        assert!(decode("hello").is_err());
+    }
+}

@@ -1,0 +1,17 @@
+//! The pure core: ids, events, states, the fold and the transition check.
+//!
+//! No file, process or clock is touched below this module, so every rule of the item
+//! state machine can be tested (and property-tested) in memory.
+
+pub mod decide;
+pub mod event;
+pub mod id;
+pub mod state;
+
+#[cfg(test)]
+mod tests;
+
+pub use decide::{Action, Refusal, decide};
+pub use event::{Event, EventKind, HoldKind, Source};
+pub use id::{ItemId, QuestionId};
+pub use state::{Item, State, fold};

@@ -1,0 +1,320 @@
+//! An item's state, derived by folding its events. Nothing here touches a file, a
+//! process or a clock: the fold is a pure function, so replaying a journal always gives
+//! the same answer as the in-memory state that wrote it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::event::{Event, EventKind, HoldKind, Source};
+use super::id::{ItemId, QuestionId};
+
+/// Where an item is in the loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    #[default]
+    Development,
+    AwaitingYou,
+    Checks,
+    Review,
+    Fixing,
+    Escalated,
+    Hallmarked,
+    Closed,
+    Dropped,
+}
+
+impl State {
+    pub const ALL: [State; 9] = [
+        State::Development,
+        State::AwaitingYou,
+        State::Checks,
+        State::Review,
+        State::Fixing,
+        State::Escalated,
+        State::Hallmarked,
+        State::Closed,
+        State::Dropped,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Development => "development",
+            State::AwaitingYou => "awaiting_you",
+            State::Checks => "checks",
+            State::Review => "review",
+            State::Fixing => "fixing",
+            State::Escalated => "escalated",
+            State::Hallmarked => "hallmarked",
+            State::Closed => "closed",
+            State::Dropped => "dropped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<State> {
+        State::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Closed and dropped items never move again (a closed one only by reopening).
+    pub fn is_terminal(self) -> bool {
+        matches!(self, State::Closed | State::Dropped)
+    }
+
+    /// The states a script drives, where `ready` at the same SHA is a no-op.
+    pub fn in_loop(self) -> bool {
+        matches!(self, State::Checks | State::Review | State::Fixing | State::Hallmarked)
+    }
+
+    /// The room of the building that holds this state.
+    pub fn room(self) -> &'static str {
+        match self {
+            State::Development => "Workshop",
+            State::AwaitingYou | State::Escalated => "Your Office",
+            State::Checks | State::Review => "Assay Office",
+            State::Fixing => "Repair Shop",
+            State::Hallmarked => "Stamping Room",
+            State::Closed => "Dispatch Dock",
+            State::Dropped => "Records",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A hold: the loop waits for a person without changing state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Hold {
+    pub kind: HoldKind,
+    pub reason: String,
+    pub since: String,
+}
+
+/// A question and, once given, its answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Question {
+    pub qid: QuestionId,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_until: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    pub asked: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    #[serde(default)]
+    pub by_default: bool,
+}
+
+/// Everything the fold knows about one item.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Item {
+    pub id: Option<ItemId>,
+    pub title: String,
+    pub branch: String,
+    pub base: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<u64>,
+    pub state: State,
+    /// The frozen commit under review (set by `ready`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha: Option<String>,
+    /// Review rounds started.
+    pub round: u32,
+    /// Rejecting verdicts so far.
+    pub rejects: u32,
+    /// Extra rounds a person granted with `retry` after an escalation.
+    pub extra_rounds: u32,
+    /// Failed check runs in a row.
+    pub check_failures: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Hold>,
+    /// A standing rebase request from the Delivery office (its base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebase_requested: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hallmark: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Extra tokens granted by `retry --tokens` on budget holds.
+    pub tokens_granted: u64,
+    pub questions: BTreeMap<u32, Question>,
+    pub created: String,
+    pub updated: String,
+    /// When the item entered its current state.
+    pub since: String,
+    /// Events folded so far.
+    pub events: u64,
+}
+
+impl Item {
+    /// Questions without an answer, oldest first.
+    pub fn open_questions(&self) -> impl Iterator<Item = &Question> {
+        self.questions.values().filter(|q| q.answer.is_none())
+    }
+
+    fn enter(&mut self, state: State, t: &str) {
+        if self.state != state {
+            self.state = state;
+            self.since = t.to_string();
+        }
+    }
+
+    /// Applies one event. Events that don't concern the state only bump counters.
+    pub fn apply(&mut self, event: &Event) {
+        let t = event.t.as_str();
+        if self.events == 0 {
+            self.created = t.to_string();
+            self.since = t.to_string();
+        }
+        self.events += 1;
+        self.updated = t.to_string();
+        if self.id.is_none() {
+            self.id = event.item;
+        }
+        match &event.kind {
+            EventKind::Created { title, branch, base, worktree, source, issue, pr, .. } => {
+                self.title = title.clone();
+                self.branch = branch.clone();
+                self.base = base.clone();
+                self.worktree = worktree.clone();
+                self.source = Some(*source);
+                self.issue = *issue;
+                if pr.is_some() {
+                    self.pr = pr.clone();
+                }
+                self.state = State::Development;
+            }
+            EventKind::ProposedReady { summary, ask, .. } => {
+                self.summary = Some(summary.clone());
+                // A proposal waits for you unless a `ready` follows it in the same write.
+                let _ = ask;
+                self.enter(State::AwaitingYou, t);
+            }
+            EventKind::Ready { sha, round, .. } => {
+                self.sha = Some(sha.clone());
+                self.round = *round;
+                self.rebase_requested = None;
+                self.hallmark = None;
+                self.enter(State::Checks, t);
+            }
+            EventKind::PulledBack { .. } => {
+                self.hold = None;
+                self.hallmark = None;
+                self.enter(State::Development, t);
+            }
+            EventKind::Dropped { .. } => {
+                self.hold = None;
+                self.enter(State::Dropped, t);
+            }
+            EventKind::Retried { tokens, released, .. } => {
+                if let Some(n) = tokens {
+                    self.tokens_granted += n;
+                }
+                if released.is_some() {
+                    self.hold = None;
+                } else if self.state == State::Escalated {
+                    self.extra_rounds += 1;
+                    self.enter(State::Fixing, t);
+                }
+            }
+            EventKind::ChecksPassed { .. } => {
+                self.check_failures = 0;
+                self.enter(State::Review, t);
+            }
+            EventKind::ChecksFailed { .. } => {
+                self.check_failures += 1;
+                self.enter(State::Fixing, t);
+            }
+            EventKind::Verdict { approved, .. } => {
+                if !approved {
+                    self.rejects += 1;
+                    self.enter(State::Fixing, t);
+                }
+            }
+            EventKind::Escalated { .. } => self.enter(State::Escalated, t),
+            EventKind::Hallmarked { sha, .. } => {
+                self.hallmark = Some(sha.clone());
+                self.sha = Some(sha.clone());
+                self.enter(State::Hallmarked, t);
+            }
+            EventKind::FixSubmitted { sha, .. } => {
+                self.sha = Some(sha.clone());
+                self.round += 1;
+                self.enter(State::Checks, t);
+            }
+            EventKind::Shipped { pr, .. } => {
+                if pr.is_some() {
+                    self.pr = pr.clone();
+                }
+                self.enter(State::Closed, t);
+            }
+            EventKind::Reopened { .. } => {
+                self.hallmark = None;
+                self.enter(State::Development, t);
+            }
+            EventKind::Restored {} => self.enter(State::Closed, t),
+            EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
+            EventKind::Held { kind, reason } => {
+                self.hold = Some(Hold { kind: *kind, reason: reason.clone(), since: t.to_string() });
+            }
+            EventKind::Asked { qid, question, options, default, wait_until, session } => {
+                self.questions.insert(
+                    qid.0,
+                    Question {
+                        qid: *qid,
+                        question: question.clone(),
+                        options: options.clone(),
+                        default: default.clone(),
+                        wait_until: wait_until.clone(),
+                        session: session.clone(),
+                        asked: t.to_string(),
+                        answer: None,
+                        by_default: false,
+                    },
+                );
+            }
+            EventKind::Answered { qid, answer, by_default } => {
+                if let Some(q) = self.questions.get_mut(&qid.0) {
+                    q.answer = Some(answer.clone());
+                    q.by_default = *by_default;
+                }
+            }
+            EventKind::CheckRun { .. }
+            | EventKind::Prompt { .. }
+            | EventKind::Turn { .. }
+            | EventKind::Commit { .. }
+            | EventKind::Usage(_)
+            | EventKind::Notification { .. }
+            | EventKind::GateDenied { .. }
+            | EventKind::InboxDismissed { .. }
+            | EventKind::TornLine { .. }
+            | EventKind::Other => {}
+        }
+    }
+}
+
+/// Folds a whole journal.
+pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> Item {
+    let mut item = Item::default();
+    for e in events {
+        item.apply(e);
+    }
+    item
+}

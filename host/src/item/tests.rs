@@ -1,0 +1,320 @@
+use proptest::prelude::*;
+
+use super::decide::{TRANSITIONS, allowed};
+use super::event::{EVENT_VERSION, decode, encode};
+use super::*;
+
+fn at(step: usize, kind: EventKind) -> Event {
+    Event { v: EVENT_VERSION, t: format!("2026-01-01T00:{:02}:{:02}Z", step / 60 % 60, step % 60), actor: "you".into(), kind, item: Some(ItemId(1)) }
+}
+
+fn created() -> Event {
+    at(
+        0,
+        EventKind::Created {
+            title: "t".into(),
+            request: None,
+            branch: "hm/H-0001-t".into(),
+            base: "main".into(),
+            worktree: Some("/w".into()),
+            source: Source::New,
+            issue: None,
+            pr: None,
+        },
+    )
+}
+
+/// Applies an action like a command would: decide, stamp, fold.
+fn run(item: &mut Item, log: &mut Vec<Event>, action: &Action) -> Result<usize, Refusal> {
+    let events = decide(item, action)?;
+    let n = events.len();
+    for kind in events {
+        let e = at(log.len(), kind);
+        item.apply(&e);
+        log.push(e);
+    }
+    Ok(n)
+}
+
+fn start() -> (Item, Vec<Event>) {
+    let log = vec![created()];
+    (fold(&log), log)
+}
+
+fn ready(sha: &str) -> Action {
+    Action::Ready { sha: sha.into(), note: None, on_base: true }
+}
+
+fn verdict(approved: bool) -> Action {
+    Action::Verdict { sha: "a".into(), approved, findings: vec![], model: None, max_rejects: 3 }
+}
+
+fn failed() -> Action {
+    Action::ChecksFailed { sha: "a".into(), failed: vec!["cargo test".into()], max_check_failures: 3 }
+}
+
+#[test]
+fn ready_is_idempotent_at_the_same_sha_and_refused_at_another() {
+    let (mut item, mut log) = start();
+    assert_eq!(run(&mut item, &mut log, &ready("a")), Ok(1));
+    assert_eq!(item.state, State::Checks);
+    assert_eq!(item.round, 1);
+    assert_eq!(run(&mut item, &mut log, &ready("a")), Ok(0));
+    assert_eq!(
+        run(&mut item, &mut log, &ready("b")),
+        Err(Refusal::InReview { state: State::Checks, round: 1, sha: "a".into() })
+    );
+}
+
+#[test]
+fn a_standing_rebase_request_blocks_ready_and_is_kept() {
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &Action::RequestRebase { base: "main".into() }).expect("request");
+    let blocked = Action::Ready { sha: "a".into(), note: None, on_base: false };
+    assert_eq!(run(&mut item, &mut log, &blocked), Err(Refusal::RebasePending { base: "main".into() }));
+    let propose = Action::ProposeReady {
+        sha: "a".into(),
+        summary: "s".into(),
+        why: None,
+        how: None,
+        ask: true,
+        auto_ready: true,
+        on_base: false,
+    };
+    assert_eq!(run(&mut item, &mut log, &propose), Err(Refusal::RebasePending { base: "main".into() }));
+    assert_eq!(item.rebase_requested.as_deref(), Some("main"));
+    run(&mut item, &mut log, &ready("a")).expect("on base now");
+    assert_eq!(item.rebase_requested, None);
+}
+
+#[test]
+fn propose_ready_waits_for_you_when_asked_or_when_questions_are_open() {
+    let propose = |ask, auto_ready| Action::ProposeReady {
+        sha: "a".into(),
+        summary: "done".into(),
+        why: None,
+        how: None,
+        ask,
+        auto_ready,
+        on_base: true,
+    };
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &propose(false, true)).expect("proposes");
+    assert_eq!(item.state, State::Checks, "auto_ready with nothing to confirm goes straight to checks");
+
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &propose(true, true)).expect("proposes");
+    assert_eq!(item.state, State::AwaitingYou);
+
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &propose(false, false)).expect("proposes");
+    assert_eq!(item.state, State::AwaitingYou, "auto_ready off");
+
+    let (mut item, mut log) = start();
+    let asked = at(1, EventKind::Asked {
+        qid: QuestionId(1),
+        question: "billed or raw?".into(),
+        options: vec![],
+        default: None,
+        wait_until: None,
+        session: None,
+    });
+    item.apply(&asked);
+    log.push(asked);
+    run(&mut item, &mut log, &propose(false, true)).expect("proposes");
+    assert_eq!(item.state, State::AwaitingYou, "an open question is left to confirm");
+    run(&mut item, &mut log, &ready("a")).expect("you confirm");
+    assert_eq!(item.state, State::Checks);
+}
+
+#[test]
+fn pull_back_works_from_every_listed_state() {
+    let paths: Vec<Vec<Action>> = vec![
+        vec![Action::ProposeReady { sha: "a".into(), summary: "s".into(), why: None, how: None, ask: true, auto_ready: true, on_base: true }],
+        vec![ready("a")],
+        vec![ready("a"), Action::ChecksPassed { sha: "a".into() }],
+        vec![ready("a"), failed()],
+        vec![ready("a"), Action::ChecksPassed { sha: "a".into() }, verdict(true)],
+    ];
+    let mut seen = Vec::new();
+    for path in paths {
+        let (mut item, mut log) = start();
+        for a in &path {
+            run(&mut item, &mut log, a).expect("path is legal");
+        }
+        seen.push(item.state);
+        run(&mut item, &mut log, &Action::PullBack { reason: Some("not yet".into()) }).expect("pull-back");
+        assert_eq!(item.state, State::Development);
+    }
+    let (mut item, mut log) = escalated();
+    seen.push(item.state);
+    run(&mut item, &mut log, &Action::PullBack { reason: None }).expect("pull-back");
+    assert_eq!(item.state, State::Development);
+    assert_eq!(
+        seen,
+        vec![State::AwaitingYou, State::Checks, State::Review, State::Fixing, State::Hallmarked, State::Escalated]
+    );
+}
+
+fn escalated() -> (Item, Vec<Event>) {
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &ready("a")).expect("ready");
+    for round in 0..3 {
+        run(&mut item, &mut log, &Action::ChecksPassed { sha: "a".into() }).expect("pass");
+        run(&mut item, &mut log, &verdict(false)).expect("reject");
+        if round < 2 {
+            assert_eq!(item.state, State::Fixing);
+            run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] })
+                .expect("fix");
+        }
+    }
+    assert_eq!(item.state, State::Escalated, "the third rejection escalates");
+    (item, log)
+}
+
+#[test]
+fn max_rejects_escalates_and_retry_allows_exactly_one_more_round() {
+    let (mut item, mut log) = escalated();
+    run(&mut item, &mut log, &Action::Retry { reason: "one more".into(), tokens: None }).expect("retry");
+    assert_eq!(item.state, State::Fixing);
+    run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] }).expect("fix");
+    run(&mut item, &mut log, &Action::ChecksPassed { sha: "a".into() }).expect("pass");
+    run(&mut item, &mut log, &verdict(false)).expect("reject");
+    assert_eq!(item.state, State::Escalated);
+}
+
+#[test]
+fn max_check_failures_in_a_row_holds_and_retry_releases() {
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &ready("a")).expect("ready");
+    for n in 1..=3 {
+        run(&mut item, &mut log, &failed()).expect("fail");
+        assert_eq!(item.state, State::Fixing);
+        assert_eq!(item.hold.is_some(), n == 3, "held only on the third failure in a row");
+        if n < 3 {
+            run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] })
+                .expect("fix");
+        }
+    }
+    assert_eq!(item.hold.as_ref().map(|h| h.kind), Some(HoldKind::Checks));
+    run(&mut item, &mut log, &Action::Retry { reason: "try again".into(), tokens: None }).expect("retry");
+    assert_eq!(item.hold, None);
+    assert_eq!(item.state, State::Fixing);
+}
+
+#[test]
+fn a_pass_resets_the_failure_streak() {
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &ready("a")).expect("ready");
+    for _ in 0..2 {
+        run(&mut item, &mut log, &failed()).expect("fail");
+        run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] }).expect("fix");
+    }
+    run(&mut item, &mut log, &Action::ChecksPassed { sha: "a".into() }).expect("pass");
+    run(&mut item, &mut log, &verdict(false)).expect("reject");
+    run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] }).expect("fix");
+    run(&mut item, &mut log, &failed()).expect("fail");
+    assert_eq!(item.hold, None);
+}
+
+#[test]
+fn terminal_states_refuse_everything_but_the_documented_ways_out() {
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &Action::Drop { reason: "no".into() }).expect("drop");
+    for a in [ready("a"), Action::PullBack { reason: None }, Action::Retry { reason: "r".into(), tokens: None }] {
+        assert!(run(&mut item, &mut log, &a).is_err(), "{a:?}");
+    }
+    assert_eq!(run(&mut item, &mut log, &Action::Drop { reason: "again".into() }), Ok(0), "drop is idempotent");
+}
+
+#[test]
+fn shipping_closes_and_reopening_and_restoring_follow_the_table() {
+    let (mut item, mut log) = start();
+    for a in [ready("a"), Action::ChecksPassed { sha: "a".into() }, verdict(true)] {
+        run(&mut item, &mut log, &a).expect("loop");
+    }
+    assert_eq!(item.hallmark.as_deref(), Some("a"));
+    run(&mut item, &mut log, &Action::Shipped { pr: Some("https://pr/1".into()) }).expect("ship");
+    assert_eq!(item.state, State::Closed);
+    assert!(run(&mut item, &mut log, &Action::Drop { reason: "x".into() }).is_err(), "closed is the end");
+    run(&mut item, &mut log, &Action::Reopen { reason: "red CI".into() }).expect("reopen");
+    assert_eq!(item.state, State::Development);
+    run(&mut item, &mut log, &Action::Restore).expect("restore");
+    assert_eq!(item.state, State::Closed);
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    let sha = prop_oneof![Just("a".to_string()), Just("b".to_string())];
+    let hold = prop_oneof![Just(HoldKind::Budget), Just(HoldKind::Checks), Just(HoldKind::Lit), Just(HoldKind::CiFailed)];
+    prop_oneof![
+        (sha.clone(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(sha, ask, auto_ready, on_base)| {
+            Action::ProposeReady { sha, summary: "s".into(), why: None, how: None, ask, auto_ready, on_base }
+        }),
+        (sha.clone(), any::<bool>()).prop_map(|(sha, on_base)| Action::Ready { sha, note: None, on_base }),
+        Just(Action::PullBack { reason: None }),
+        Just(Action::Drop { reason: "r".into() }),
+        proptest::option::of(1u64..1000).prop_map(|tokens| Action::Retry { reason: "r".into(), tokens }),
+        sha.clone().prop_map(|sha| Action::ChecksPassed { sha }),
+        (sha.clone(), 1u32..4).prop_map(|(sha, max)| Action::ChecksFailed { sha, failed: vec![], max_check_failures: max }),
+        (sha.clone(), any::<bool>(), 1u32..4).prop_map(|(sha, approved, max)| Action::Verdict {
+            sha,
+            approved,
+            findings: vec![],
+            model: None,
+            max_rejects: max
+        }),
+        sha.clone().prop_map(|sha| Action::FixSubmitted { sha, fixed: vec![], disputed: vec![] }),
+        Just(Action::Shipped { pr: Some("p".into()) }),
+        Just(Action::RebaseFailed { reason: "conflict".into() }),
+        Just(Action::Reopen { reason: "ci".into() }),
+        Just(Action::Restore),
+        Just(Action::RequestRebase { base: "main".into() }),
+        hold.prop_map(|kind| Action::Hold { kind, reason: "r".into() }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// No sequence of actions moves an item along an edge the tables forbid, and
+    /// replaying the written journal (through JSON) equals the in-memory fold.
+    #[test]
+    fn actions_follow_the_tables_and_replay_equals_the_fold(actions in proptest::collection::vec(action(), 0..60)) {
+        let (mut item, mut log) = start();
+        for a in &actions {
+            let before = item.state;
+            if run(&mut item, &mut log, a).is_ok() {
+                prop_assert!(allowed(before, item.state), "{:?} -> {:?} by {:?}", before, item.state, a);
+                if before.is_terminal() && before != item.state {
+                    prop_assert!(before == State::Closed && item.state == State::Development);
+                }
+            }
+        }
+        prop_assert_eq!(&fold(&log), &item);
+        let text: String = log.iter().map(|e| encode(e) + "\n").collect();
+        let replayed: Vec<Event> = text.lines().map(|l| decode(l).expect("own lines decode")).collect();
+        prop_assert_eq!(fold(&replayed), item);
+    }
+}
+
+#[test]
+fn every_listed_edge_is_reachable() {
+    // Walks random sequences and records edges, so a table entry no action can take is caught.
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = proptest::collection::vec(action(), 0..80);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..3000 {
+        let actions = strategy.new_tree(&mut runner).expect("tree").current();
+        let (mut item, mut log) = start();
+        for a in &actions {
+            let before = item.state;
+            if run(&mut item, &mut log, a).is_ok() && before != item.state {
+                seen.insert((before, item.state));
+            }
+        }
+    }
+    let missing: Vec<_> = TRANSITIONS.iter().filter(|e| !seen.contains(e)).collect();
+    assert!(missing.is_empty(), "never taken: {missing:?}");
+}

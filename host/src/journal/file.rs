@@ -1,0 +1,318 @@
+//! One append-only JSONL file: whole-line appends under an exclusive lock, fsync, and a
+//! reader that tells a crash's torn tail from real corruption.
+//!
+//! A crash mid-write can leave a last line without its newline. Readers skip it and say
+//! so. The next writer, holding the lock, knows no one else is writing, so an
+//! unterminated tail is certainly torn: it closes the line with `\n` and records a
+//! `torn_line` event naming it. The fragment itself is never rewritten, and readers skip
+//! exactly the lines such a marker names; any other undecodable line is corruption,
+//! reported with its file and line number.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use fs4::FileExt;
+
+use crate::item::event::{EVENT_VERSION, decode, encode};
+use crate::item::{Event, EventKind};
+
+/// Failures reading or writing a journal file.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("{path}:{line}: {reason}")]
+    Corrupt { path: PathBuf, line: u64, reason: String },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> JournalError + '_ {
+    move |source| JournalError::Io { path: path.to_path_buf(), source }
+}
+
+/// A torn line that was skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Torn {
+    pub line: u64,
+    pub bytes: u64,
+    /// Whether a writer has since closed it (a `torn_line` marker follows it).
+    pub closed: bool,
+}
+
+/// The decoded events of one file, plus what was skipped.
+#[derive(Debug, Default)]
+pub struct Contents {
+    pub events: Vec<Event>,
+    /// The line number of each event in `events`.
+    pub line_numbers: Vec<u64>,
+    pub torn: Vec<Torn>,
+    /// Lines in the file including skipped ones (the next line's number is `lines + 1`).
+    pub lines: u64,
+    /// Bytes up to the end of the last complete line.
+    pub complete_len: u64,
+}
+
+/// Decodes `bytes`, the content of `path` from line `first_line` on.
+pub fn parse(path: &Path, bytes: &[u8], first_line: u64) -> Result<Contents, JournalError> {
+    let mut out = Contents::default();
+    let mut pending: Option<(u64, u64, String)> = None; // an undecodable line awaiting its marker
+    let mut pos = 0usize;
+    let mut line_no = first_line.saturating_sub(1);
+    while pos < bytes.len() {
+        let end = bytes[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i);
+        let (line, terminated) = match end {
+            Some(e) => (&bytes[pos..e], true),
+            None => (&bytes[pos..], false),
+        };
+        line_no += 1;
+        let next_pos = end.map(|e| e + 1).unwrap_or(bytes.len());
+        if !terminated {
+            // A tail without newline: a crash, or a write still in flight. Not ours to judge
+            // as corruption; skip it and leave the offset before it.
+            if let Some((l, b, reason)) = pending.take() {
+                return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+            }
+            let decoded = std::str::from_utf8(line).ok().and_then(|s| decode(s).ok());
+            if decoded.is_none() {
+                out.torn.push(Torn { line: line_no, bytes: line.len() as u64, closed: false });
+            }
+            // Even a decodable tail is left for the next read: it may still be growing.
+            line_no -= 1;
+            break;
+        }
+        let text = std::str::from_utf8(line);
+        let trimmed = text.map(str::trim);
+        match trimmed {
+            Ok("") => {}
+            Ok(s) => match decode(s) {
+                Ok(event) => {
+                    if let Some((l, b, reason)) = pending.take() {
+                        match &event.kind {
+                            EventKind::TornLine { line, .. } if *line == l => {
+                                out.torn.push(Torn { line: l, bytes: b, closed: true });
+                            }
+                            _ => {
+                                return Err(JournalError::Corrupt {
+                                    path: path.to_path_buf(),
+                                    line: l,
+                                    reason: with_len(reason, b),
+                                });
+                            }
+                        }
+                    }
+                    out.events.push(event);
+                    out.line_numbers.push(line_no);
+                }
+                Err(e) => {
+                    if let Some((l, b, reason)) = pending.take() {
+                        return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+                    }
+                    pending = Some((line_no, line.len() as u64, e.to_string()));
+                }
+            },
+            Err(_) => {
+                if let Some((l, b, reason)) = pending.take() {
+                    return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+                }
+                pending = Some((line_no, line.len() as u64, "not UTF-8".to_string()));
+            }
+        }
+        pos = next_pos;
+        out.complete_len = pos as u64;
+    }
+    if let Some((l, b, reason)) = pending {
+        return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+    }
+    out.lines = line_no;
+    Ok(out)
+}
+
+fn with_len(reason: String, bytes: u64) -> String {
+    format!("undecodable line ({bytes} bytes): {reason}")
+}
+
+/// Reads and decodes a whole file without locking. A missing file is empty.
+pub fn read(path: &Path) -> Result<Contents, JournalError> {
+    match std::fs::read(path) {
+        Ok(bytes) => parse(path, &bytes, 1),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Contents::default()),
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+/// An open journal file under an exclusive lock. Dropping it releases the lock.
+pub struct Locked {
+    path: PathBuf,
+    file: File,
+    contents: Contents,
+    /// Bytes after the last newline (a torn tail) that the next append must close.
+    tail: Option<Torn>,
+}
+
+impl Locked {
+    /// Opens (creating) `path`, takes the exclusive lock and reads what is there.
+    pub fn open(path: &Path) -> Result<Locked, JournalError> {
+        let err = io(path);
+        let mut file = OpenOptions::new().read(true).append(true).create(true).open(path).map_err(&err)?;
+        FileExt::lock(&file).map_err(&err)?;
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(0)).map_err(&err)?;
+        file.read_to_end(&mut bytes).map_err(&err)?;
+        let contents = parse(path, &bytes, 1)?;
+        let tail = if (contents.complete_len as usize) < bytes.len() {
+            let rest = &bytes[contents.complete_len as usize..];
+            let decodable = std::str::from_utf8(rest).ok().and_then(|s| decode(s.trim()).ok()).is_some();
+            Some(Torn { line: contents.lines + 1, bytes: rest.len() as u64, closed: decodable })
+        } else {
+            None
+        };
+        Ok(Locked { path: path.to_path_buf(), file, contents, tail })
+    }
+
+    pub fn events(&self) -> &[Event] {
+        &self.contents.events
+    }
+
+    pub fn contents(&self) -> &Contents {
+        &self.contents
+    }
+
+    /// Torn lines seen, including an unterminated tail.
+    pub fn torn(&self) -> Vec<Torn> {
+        let mut t = self.contents.torn.clone();
+        t.extend(self.tail.clone());
+        t
+    }
+
+    /// Appends `events` in one write and fsyncs. A torn tail from a crashed writer is
+    /// closed first, in the same write.
+    pub fn append(&mut self, events: &[Event]) -> Result<(), JournalError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut buf = String::new();
+        if let Some(tail) = self.tail.take() {
+            buf.push('\n');
+            if !tail.closed {
+                let marker = Event {
+                    v: EVENT_VERSION,
+                    t: events[0].t.clone(),
+                    actor: "hall".to_string(),
+                    kind: EventKind::TornLine { line: tail.line, bytes: tail.bytes },
+                    item: events[0].item,
+                };
+                buf.push_str(&encode(&marker));
+                buf.push('\n');
+            }
+        }
+        for e in events {
+            buf.push_str(&encode(e));
+            buf.push('\n');
+        }
+        let err = io(&self.path);
+        self.file.write_all(buf.as_bytes()).map_err(&err)?;
+        self.file.sync_data().map_err(&err)?;
+        let first = self.contents.lines + 1;
+        self.contents.line_numbers.extend((0..events.len() as u64).map(|i| first + i));
+        self.contents.lines += events.len() as u64;
+        self.contents.events.extend_from_slice(events);
+        Ok(())
+    }
+
+    /// The raw handle, for tests that simulate a crash mid-write.
+    pub fn file_mut(&mut self) -> &mut File {
+        &mut self.file
+    }
+}
+
+/// Appends one small line to `path` without fsync, for the change log the index tails.
+/// `O_APPEND` keeps concurrent small writes whole.
+pub fn append_raw(path: &Path, line: &str) -> Result<(), JournalError> {
+    let err = io(path);
+    let mut f = OpenOptions::new().append(true).create(true).open(path).map_err(&err)?;
+    f.write_all(line.as_bytes()).map_err(&err)
+}
+
+/// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile_in(dir, path)?;
+    tmp.1.write_all(bytes)?;
+    tmp.1.sync_data()?;
+    drop(tmp.1);
+    std::fs::rename(&tmp.0, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp.0);
+    })
+}
+
+fn tempfile_in(dir: &Path, path: &Path) -> std::io::Result<(PathBuf, File)> {
+    let stem = path.file_name().and_then(|n| n.to_str()).unwrap_or("tmp");
+    for attempt in 0..100u32 {
+        let candidate = dir.join(format!(".{stem}.{}.{attempt}.tmp", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&candidate) {
+            Ok(f) => return Ok((candidate, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("could not create a temp file"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::ItemId;
+
+    fn ev(n: u32) -> Event {
+        Event {
+            v: 1,
+            t: "2026-01-01T00:00:00Z".into(),
+            actor: "you".into(),
+            kind: EventKind::Prompt { text: format!("p{n}"), session: None },
+            item: Some(ItemId(1)),
+        }
+    }
+
+    #[test]
+    fn a_torn_tail_is_skipped_then_closed_by_the_next_writer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("events.jsonl");
+        let mut w = Locked::open(&path).expect("open");
+        w.append(&[ev(1), ev(2)]).expect("append");
+        w.file_mut().write_all(b"{\"v\":1,\"t\":\"2026").expect("torn write");
+        drop(w);
+
+        let c = read(&path).expect("reads despite the torn tail");
+        assert_eq!(c.events.len(), 2);
+        assert_eq!(c.torn, vec![Torn { line: 3, bytes: 16, closed: false }]);
+
+        let mut w = Locked::open(&path).expect("open");
+        w.append(&[ev(3)]).expect("append after crash");
+        drop(w);
+        let c = read(&path).expect("reads");
+        let texts: Vec<_> = c
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Prompt { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["p1", "p2", "p3"]);
+        assert_eq!(c.torn, vec![Torn { line: 3, bytes: 16, closed: true }]);
+        let raw = std::fs::read_to_string(&path).expect("raw");
+        assert!(raw.contains("{\"v\":1,\"t\":\"2026\n"), "the fragment is kept, not rewritten: {raw}");
+    }
+
+    #[test]
+    fn a_corrupt_middle_line_names_file_and_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("events.jsonl");
+        let good = encode(&ev(1));
+        std::fs::write(&path, format!("{good}\ngarbage here\n{good}\n")).expect("write");
+        let err = read(&path).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("events.jsonl:2:"), "{msg}");
+        assert!(Locked::open(&path).is_err(), "writers refuse too, so nothing is appended after corruption");
+    }
+}

@@ -1,0 +1,320 @@
+//! The journal: append-only files under `<git-common-dir>/hallmark/`, the source of
+//! truth for every item. Everything else (`item.json`, the SQLite index) is a cache.
+//!
+//! ```text
+//! items/H-0042/events.jsonl   one item's events
+//! items/H-0042/item.json      cached fold (delete at will)
+//! items/H-0042/runs/          headless runs
+//! events.jsonl                repo-level events
+//! sessions/ queue/ checks-cache/
+//! counters.json               next item and question numbers
+//! changes                     ids of files appended to, tailed by the index
+//! index.sqlite                derived
+//! ```
+
+pub mod file;
+
+use std::path::{Path, PathBuf};
+
+use fs4::FileExt;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Code, HallError, Result};
+use crate::item::{Event, EventKind, Item, ItemId, QuestionId, fold};
+pub use file::{Contents, JournalError, Locked, Torn};
+
+/// The journal directory of one repository.
+#[derive(Clone, Debug)]
+pub struct Journal {
+    root: PathBuf,
+}
+
+/// The name the change log uses for the repo-level file.
+pub const REPO_FILE: &str = "-";
+
+#[derive(Default, Serialize, Deserialize)]
+struct Counters {
+    #[serde(default = "one")]
+    item: u32,
+    #[serde(default = "one")]
+    question: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl From<JournalError> for HallError {
+    fn from(e: JournalError) -> Self {
+        match &e {
+            JournalError::Corrupt { path, line, .. } => HallError::new(Code::JournalCorrupt, e.to_string())
+                .hint(format!("inspect line {line} of {}; fix or delete that line by hand", path.display()))
+                .hint("hall reindex"),
+            JournalError::Io { .. } => HallError::internal(e),
+        }
+    }
+}
+
+impl Journal {
+    pub fn new(root: PathBuf) -> Journal {
+        Journal { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn exists(&self) -> bool {
+        self.root.is_dir()
+    }
+
+    /// Creates the layout (idempotent).
+    pub fn init(&self) -> std::io::Result<()> {
+        for d in ["items", "sessions", "queue", "checks-cache", "runs"] {
+            std::fs::create_dir_all(self.root.join(d))?;
+        }
+        let counters = self.root.join("counters.json");
+        if !counters.exists() {
+            file::write_atomic(&counters, b"{\"item\":1,\"question\":1}\n")?;
+        }
+        Ok(())
+    }
+
+    pub fn items_dir(&self) -> PathBuf {
+        self.root.join("items")
+    }
+
+    pub fn item_dir(&self, id: ItemId) -> PathBuf {
+        self.items_dir().join(id.to_string())
+    }
+
+    pub fn item_file(&self, id: ItemId) -> PathBuf {
+        self.item_dir(id).join("events.jsonl")
+    }
+
+    pub fn repo_file(&self) -> PathBuf {
+        self.root.join("events.jsonl")
+    }
+
+    pub fn changes_file(&self) -> PathBuf {
+        self.root.join("changes")
+    }
+
+    pub fn queue_file(&self, id: ItemId) -> PathBuf {
+        self.root.join("queue").join(format!("{id}.json"))
+    }
+
+    pub fn index_file(&self) -> PathBuf {
+        self.root.join("index.sqlite")
+    }
+
+    /// The file behind a change-log name (`H-0042` or `-`).
+    pub fn file_for(&self, name: &str) -> Option<PathBuf> {
+        if name == REPO_FILE {
+            return Some(self.repo_file());
+        }
+        name.parse::<ItemId>().ok().map(|id| self.item_file(id))
+    }
+
+    pub fn item_exists(&self, id: ItemId) -> bool {
+        self.item_file(id).is_file()
+    }
+
+    /// Every item with a journal, in id order.
+    pub fn item_ids(&self) -> Result<Vec<ItemId>> {
+        let mut ids = Vec::new();
+        let dir = match std::fs::read_dir(self.items_dir()) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ids),
+            Err(e) => return Err(e.into()),
+        };
+        for entry in dir {
+            let entry = entry?;
+            if let Some(id) = entry.file_name().to_str().and_then(|n| n.parse::<ItemId>().ok()) {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Reads an item's events without locking.
+    pub fn read_item(&self, id: ItemId) -> Result<Contents> {
+        if !self.item_exists(id) {
+            return Err(item_not_found(id));
+        }
+        Ok(file::read(&self.item_file(id))?)
+    }
+
+    /// Locks an item's journal, folds it, lets `decide` choose the events, appends them
+    /// in one write and returns the new state: the one step every state change takes.
+    pub fn transact<F>(&self, id: ItemId, decide: F) -> Result<Transaction>
+    where
+        F: FnOnce(&Item, &[Event]) -> Result<Vec<Event>>,
+    {
+        if !self.item_exists(id) {
+            return Err(item_not_found(id));
+        }
+        let path = self.item_file(id);
+        let mut locked = Locked::open(&path)?;
+        let before = fold(locked.events());
+        let new = decide(&before, locked.events())?;
+        let mut after = before.clone();
+        for e in &new {
+            after.apply(e);
+        }
+        locked.append(&new)?;
+        let torn = locked.torn();
+        drop(locked);
+        if !new.is_empty() {
+            self.note_change(&id.to_string());
+            self.write_item_cache(&after);
+        }
+        Ok(Transaction { before, after, appended: new, torn })
+    }
+
+    /// Reserves the next item number, lets `make` do the outside work (branch, worktree)
+    /// and writes the item's first events; a failure leaves no item behind.
+    pub fn create_item(&self, make: impl FnOnce(ItemId) -> Result<Vec<Event>>) -> Result<(ItemId, Item)> {
+        std::fs::create_dir_all(self.items_dir())?;
+        loop {
+            let id = ItemId(self.bump(|c| &mut c.item)?);
+            match std::fs::create_dir(self.item_dir(id)) {
+                Ok(()) => {}
+                // A stale counter (deleted counters.json): skip numbers already taken.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e.into()),
+            }
+            let events = match make(id) {
+                Ok(e) => e,
+                Err(e) => {
+                    // The number stays used; the empty directory does not.
+                    let _ = std::fs::remove_dir(self.item_dir(id));
+                    return Err(e);
+                }
+            };
+            let mut locked = Locked::open(&self.item_file(id))?;
+            locked.append(&events)?;
+            drop(locked);
+            let item = fold(&events);
+            self.note_change(&id.to_string());
+            self.write_item_cache(&item);
+            return Ok((id, item));
+        }
+    }
+
+    /// Appends repo-level events (prompts with no item, denials, dismissals).
+    pub fn append_repo(&self, events: &[Event]) -> Result<()> {
+        let mut locked = Locked::open(&self.repo_file())?;
+        locked.append(events)?;
+        drop(locked);
+        self.note_change(REPO_FILE);
+        Ok(())
+    }
+
+    /// Appends events to an item without a transition check (records such as prompts,
+    /// commits and usage, which never change state).
+    pub fn append_item(&self, id: ItemId, events: &[Event]) -> Result<()> {
+        if !self.item_exists(id) {
+            return Err(item_not_found(id));
+        }
+        let mut locked = Locked::open(&self.item_file(id))?;
+        locked.append(events)?;
+        drop(locked);
+        self.note_change(&id.to_string());
+        Ok(())
+    }
+
+    /// Locks one file (an item's, or the repo-level one with `None`), shows `decide` its
+    /// events and appends what it returns, in one step.
+    pub fn append_checked<F>(&self, item: Option<ItemId>, decide: F) -> Result<Vec<Event>>
+    where
+        F: FnOnce(&[Event]) -> Result<Vec<Event>>,
+    {
+        let (path, name) = match item {
+            Some(id) if !self.item_exists(id) => return Err(item_not_found(id)),
+            Some(id) => (self.item_file(id), id.to_string()),
+            None => (self.repo_file(), REPO_FILE.to_string()),
+        };
+        let mut locked = Locked::open(&path)?;
+        let new = decide(locked.events())?;
+        locked.append(&new)?;
+        drop(locked);
+        if !new.is_empty() {
+            self.note_change(&name);
+        }
+        Ok(new)
+    }
+
+    pub fn next_question(&self) -> Result<QuestionId> {
+        Ok(QuestionId(self.bump(|c| &mut c.question)?))
+    }
+
+    /// Takes the next number from `counters.json` under its lock.
+    fn bump(&self, field: impl Fn(&mut Counters) -> &mut u32) -> Result<u32> {
+        let lock_path = self.root.join("counters.lock");
+        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
+        FileExt::lock(&lock)?;
+        let path = self.root.join("counters.json");
+        let mut counters: Counters = match std::fs::read(&path) {
+            Ok(b) => serde_json::from_slice(&b).unwrap_or_else(|_| self.recount()),
+            Err(_) => self.recount(),
+        };
+        let slot = field(&mut counters);
+        let n = (*slot).max(1);
+        *slot = n + 1;
+        let bytes = serde_json::to_vec(&counters).map_err(HallError::internal)?;
+        file::write_atomic(&path, &bytes)?;
+        FileExt::unlock(&lock)?;
+        Ok(n)
+    }
+
+    /// Rebuilds lost counters from what exists, so numbers are never reused.
+    fn recount(&self) -> Counters {
+        let item = self.item_ids().ok().and_then(|ids| ids.last().map(|i| i.0 + 1)).unwrap_or(1);
+        let mut question = 1;
+        let mut seen = |events: &[Event]| {
+            for e in events {
+                if let EventKind::Asked { qid, .. } = &e.kind {
+                    question = question.max(qid.0 + 1);
+                }
+            }
+        };
+        if let Ok(c) = file::read(&self.repo_file()) {
+            seen(&c.events);
+        }
+        for id in self.item_ids().unwrap_or_default() {
+            if let Ok(c) = file::read(&self.item_file(id)) {
+                seen(&c.events);
+            }
+        }
+        Counters { item, question }
+    }
+
+    /// Tells the index which file grew. Best effort: `hall reindex` recovers a lost line.
+    fn note_change(&self, name: &str) {
+        let _ = file::append_raw(&self.changes_file(), &format!("{name}\n"));
+    }
+
+    /// Refreshes `item.json`, the cache anyone may delete.
+    pub fn write_item_cache(&self, item: &Item) {
+        if let Some(id) = item.id
+            && let Ok(bytes) = serde_json::to_vec_pretty(item)
+        {
+            let _ = file::write_atomic(&self.item_dir(id).join("item.json"), &bytes);
+        }
+    }
+}
+
+/// What one locked state change did.
+#[derive(Debug)]
+pub struct Transaction {
+    pub before: Item,
+    pub after: Item,
+    pub appended: Vec<Event>,
+    pub torn: Vec<Torn>,
+}
+
+pub fn item_not_found(id: ItemId) -> HallError {
+    HallError::new(Code::ItemNotFound, format!("no item {id}")).hint("hall status --all")
+}

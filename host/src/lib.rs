@@ -1,0 +1,17 @@
+//! Hallmark: an agent-first development loop for any git repository.
+//!
+//! The binary `hall` is a thin shell over this library: [`item`] is the pure core (ids,
+//! events, the fold and the transition check), [`journal`] and [`index`] own the files,
+//! and [`commands`] runs each verb.
+
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod config;
+pub mod error;
+pub mod git;
+pub mod index;
+pub mod item;
+pub mod journal;
+pub mod platform;
+pub mod template;

@@ -1,0 +1,59 @@
+//! `hall`: parse, dispatch, print, and map errors to the documented exit codes.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use hallmark::cli::Cli;
+use hallmark::commands::{self, Ctx, Reply};
+use hallmark::error::{Code, HallError};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let force_json = args.iter().any(|a| a == "--json");
+    let json = force_json || !std::io::stdout().is_terminal();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            let msg = e.render().to_string();
+            let first = msg.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string();
+            return finish(Err(HallError::usage(first).hint("hall help")), json);
+        }
+    };
+    let result = std::panic::catch_unwind(|| Ctx::from_env().and_then(|ctx| commands::dispatch(cli.command, &ctx)))
+        .unwrap_or_else(|_| Err(HallError::internal("hall panicked; this is a bug").hint("hall doctor")));
+    finish(result, json)
+}
+
+fn finish(result: Result<Reply, HallError>, json: bool) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match result {
+        Ok(reply) => {
+            for w in &reply.warnings {
+                eprintln!("warning: {w}");
+            }
+            let _ = if json {
+                writeln!(out, "{}", serde_json::to_string(&reply.json).unwrap_or_default())
+            } else {
+                writeln!(out, "{}", reply.text)
+            };
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            if json {
+                let _ = writeln!(out, "{}", serde_json::to_string(&err.reply()).unwrap_or_default());
+            } else {
+                eprintln!("error[{}]: {}", err.code.as_str(), err.message);
+                for n in &err.next {
+                    eprintln!("  next: `{n}`");
+                }
+            }
+            ExitCode::from(if err.code == Code::Internal { 1 } else { err.code.exit() })
+        }
+    }
+}
