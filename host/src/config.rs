@@ -266,7 +266,10 @@ impl Default for Merge {
 
 impl Default for Intake {
     fn default() -> Self {
-        Intake { split: "auto".into(), max_parts: 4 }
+        Intake {
+            split: "auto".into(),
+            max_parts: 4,
+        }
     }
 }
 
@@ -300,7 +303,12 @@ impl Default for Library {
 
 impl Default for Parallel {
     fn default() -> Self {
-        Parallel { checks: 2, review: 1, fix: 1, ship: 1 }
+        Parallel {
+            checks: 2,
+            review: 1,
+            fix: 1,
+            ship: 1,
+        }
     }
 }
 
@@ -364,10 +372,12 @@ impl Config {
 
     fn validate(&self) -> std::result::Result<(), String> {
         crate::clock::parse_duration(&self.stuck_after).map_err(|e| format!("stuck_after: {e}"))?;
-        crate::clock::parse_duration(&self.library.retire_after).map_err(|e| format!("library.retire_after: {e}"))?;
+        crate::clock::parse_duration(&self.library.retire_after)
+            .map_err(|e| format!("library.retire_after: {e}"))?;
         parse_tokens(&self.budget.daily).map_err(|e| format!("budget.daily: {e}"))?;
         parse_tokens(&self.budget.per_item).map_err(|e| format!("budget.per_item: {e}"))?;
-        parse_tokens(&self.library.briefing_limit).map_err(|e| format!("library.briefing_limit: {e}"))?;
+        parse_tokens(&self.library.briefing_limit)
+            .map_err(|e| format!("library.briefing_limit: {e}"))?;
         for (name, room) in [
             ("review", &self.budget.review),
             ("fix", &self.budget.fix),
@@ -380,16 +390,23 @@ impl Config {
             if let Some(Money::Word(w)) = &room.max_usd
                 && !w.eq_ignore_ascii_case("none")
             {
-                return Err(format!("budget.{name}.max_usd: `{w}` is not a dollar amount or \"none\""));
+                return Err(format!(
+                    "budget.{name}.max_usd: `{w}` is not a dollar amount or \"none\""
+                ));
             }
         }
         if let Lenses::Named(n) = &self.lenses
             && n != "all"
         {
-            return Err(format!("lenses: `{n}` is not \"all\" or a list of lens names"));
+            return Err(format!(
+                "lenses: `{n}` is not \"all\" or a list of lens names"
+            ));
         }
         if !matches!(self.intake.split.as_str(), "auto" | "off") {
-            return Err(format!("intake.split: `{}` is not \"auto\" or \"off\"", self.intake.split));
+            return Err(format!(
+                "intake.split: `{}` is not \"auto\" or \"off\"",
+                self.intake.split
+            ));
         }
         if self.max_rejects == 0 || self.max_check_failures == 0 {
             return Err("max_rejects and max_check_failures must be at least 1".into());
@@ -406,7 +423,12 @@ impl Config {
     /// the default, so the file documents itself.
     pub fn template(base: &str, gates: &[String]) -> String {
         let d = Config::default();
-        let gates_toml = toml::Value::Array(gates.iter().map(|g| toml::Value::String(g.clone())).collect());
+        let gates_toml = toml::Value::Array(
+            gates
+                .iter()
+                .map(|g| toml::Value::String(g.clone()))
+                .collect(),
+        );
         format!(
             "# Hallmark configuration. Every key is optional; `hall schema config` describes them.\n\
              base = {base}\n\
@@ -468,14 +490,25 @@ mod tests {
         let c = parse(&Config::template("trunk", &["cargo test".into()])).expect("parses");
         assert_eq!(c.base, "trunk");
         assert_eq!(c.gates, ["cargo test"]);
-        assert_eq!(Config { base: "main".into(), gates: vec![], ..c }, Config::default());
+        assert_eq!(
+            Config {
+                base: "main".into(),
+                gates: vec![],
+                ..c
+            },
+            Config::default()
+        );
     }
 
     #[test]
     fn unknown_keys_name_the_key_file_and_line() {
         let err = parse("base = \"main\"\n[capture]\nmood = \"gate\"\n").unwrap_err();
         assert_eq!(err.code, Code::InvalidConfig);
-        assert!(err.message.contains("/r/.hallmark.toml: line 3"), "{}", err.message);
+        assert!(
+            err.message.contains("/r/.hallmark.toml: line 3"),
+            "{}",
+            err.message
+        );
         assert!(err.message.contains("mood"), "{}", err.message);
         assert!(!err.next.is_empty());
     }
@@ -487,7 +520,10 @@ mod tests {
             ("[capture]\nmode = \"sometimes\"", "sometimes"),
             ("stuck_after = \"soon\"", "stuck_after"),
             ("[budget]\ndaily = \"lots\"", "budget.daily"),
-            ("[budget.review]\nmax_usd = \"plenty\"", "budget.review.max_usd"),
+            (
+                "[budget.review]\nmax_usd = \"plenty\"",
+                "budget.review.max_usd",
+            ),
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.message.contains(needle), "{text}: {}", err.message);

@@ -70,8 +70,8 @@ impl Code {
             Internal | CommandFailed | GhUnavailable | RunFailed | JournalCorrupt => 1,
             Usage | InvalidVerdict | InvalidConfig => 2,
             NotARepo | NotInitialized | ItemNotFound | NoItem | QuestionNotFound => 3,
-            WrongState | ItemInReview | DirtyWorktree | AlreadyAnswered | ChildrenOpen | MergeConflict
-            | BudgetExceeded => 4,
+            WrongState | ItemInReview | DirtyWorktree | AlreadyAnswered | ChildrenOpen
+            | MergeConflict | BudgetExceeded => 4,
             GateDenied => 5,
             ChecksFailed => 6,
             Claimed => 7,
@@ -79,7 +79,10 @@ impl Code {
     }
 
     pub fn as_str(self) -> String {
-        serde_json::to_value(self).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
     }
 
     /// One line on when the code is returned, for `hall schema error` and the docs.
@@ -123,7 +126,11 @@ pub struct HallError {
 
 impl HallError {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        HallError { code, message: message.into(), next: Vec::new() }
+        HallError {
+            code,
+            message: message.into(),
+            next: Vec::new(),
+        }
     }
 
     /// Adds a command to `next`.
@@ -142,7 +149,11 @@ impl HallError {
 
     pub fn reply(&self) -> ErrorReply {
         ErrorReply {
-            error: ErrorBody { code: self.code, message: self.message.clone(), next: self.next.clone() },
+            error: ErrorBody {
+                code: self.code,
+                message: self.message.clone(),
+                next: self.next.clone(),
+            },
         }
     }
 }

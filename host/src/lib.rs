@@ -4,6 +4,8 @@
 //! events, the fold and the transition check), [`journal`] and [`index`] own the files,
 //! and [`commands`] runs each verb.
 
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 pub mod cli;
 pub mod clock;
 pub mod commands;

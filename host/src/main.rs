@@ -21,12 +21,21 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let msg = e.render().to_string();
-            let first = msg.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ")
+                .to_string();
             return finish(Err(HallError::usage(first).hint("hall help")), json);
         }
     };
-    let result = std::panic::catch_unwind(|| Ctx::from_env().and_then(|ctx| commands::dispatch(cli.command, &ctx)))
-        .unwrap_or_else(|_| Err(HallError::internal("hall panicked; this is a bug").hint("hall doctor")));
+    let result = std::panic::catch_unwind(|| {
+        Ctx::from_env().and_then(|ctx| commands::dispatch(cli.command, &ctx))
+    })
+    .unwrap_or_else(|_| {
+        Err(HallError::internal("hall panicked; this is a bug").hint("hall doctor"))
+    });
     finish(result, json)
 }
 
@@ -38,22 +47,38 @@ fn finish(result: Result<Reply, HallError>, json: bool) -> ExitCode {
                 eprintln!("warning: {w}");
             }
             let _ = if json {
-                writeln!(out, "{}", serde_json::to_string(&reply.json).unwrap_or_default())
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string(&reply.json).unwrap_or_default()
+                )
             } else {
                 writeln!(out, "{}", reply.text)
             };
             ExitCode::SUCCESS
         }
-        Err(err) => {
+        Err(mut err) => {
+            // The contract promises every error a way forward.
+            if err.next.is_empty() {
+                err.next.push("hall doctor".to_string());
+            }
             if json {
-                let _ = writeln!(out, "{}", serde_json::to_string(&err.reply()).unwrap_or_default());
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string(&err.reply()).unwrap_or_default()
+                );
             } else {
                 eprintln!("error[{}]: {}", err.code.as_str(), err.message);
                 for n in &err.next {
                     eprintln!("  next: `{n}`");
                 }
             }
-            ExitCode::from(if err.code == Code::Internal { 1 } else { err.code.exit() })
+            ExitCode::from(if err.code == Code::Internal {
+                1
+            } else {
+                err.code.exit()
+            })
         }
     }
 }

@@ -28,7 +28,11 @@ pub fn shell_quote(value: &str) -> String {
     }
     #[cfg(not(windows))]
     {
-        if !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./:=@+,".contains(&b)) {
+        if !value.is_empty()
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@+,".contains(&b))
+        {
             value.to_string()
         } else {
             format!("'{}'", value.replace('\'', "'\\''"))
@@ -69,7 +73,9 @@ mod tests {
     #[test]
     fn quoting_survives_the_shell() {
         for v in ["plain", "two words", "it's", "$(rm -rf /)", "a\"b", ""] {
-            let out = shell(&format!("printf %s {}", shell_quote(v))).output().expect("sh runs");
+            let out = shell(&format!("printf %s {}", shell_quote(v)))
+                .output()
+                .expect("sh runs");
             assert_eq!(String::from_utf8_lossy(&out.stdout), v);
         }
     }

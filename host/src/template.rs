@@ -17,7 +17,11 @@ pub fn render(template: &str, values: &[(&str, &str)], quote: bool) -> String {
         match after.find('}') {
             Some(end) if values.iter().any(|(k, _)| *k == &after[..end]) => {
                 let key = &after[..end];
-                let value = values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v).unwrap_or_default();
+                let value = values
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| *v)
+                    .unwrap_or_default();
                 if quote {
                     out.push_str(&shell_quote(value));
                 } else {
@@ -37,19 +41,25 @@ pub fn render(template: &str, values: &[(&str, &str)], quote: bool) -> String {
 
 /// Runs a rendered command in `dir`; a failure carries the command's stderr.
 pub fn run(command: &str, dir: &Path) -> Result<String> {
-    let out = shell(command)
-        .current_dir(dir)
-        .output()
-        .map_err(|e| HallError::new(Code::CommandFailed, format!("could not run `{command}`: {e}")))?;
+    let out = shell(command).current_dir(dir).output().map_err(|e| {
+        HallError::new(
+            Code::CommandFailed,
+            format!("could not run `{command}`: {e}"),
+        )
+    })?;
     if !out.status.success() {
         return Err(HallError::new(
             Code::CommandFailed,
             format!(
                 "`{command}` exited with {}: {}",
-                out.status.code().map(|c| c.to_string()).unwrap_or_else(|| "a signal".into()),
+                out.status
+                    .code()
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "a signal".into()),
                 String::from_utf8_lossy(&out.stderr).trim()
             ),
-        ));
+        )
+        .hint("hall doctor"));
     }
     Ok(String::from_utf8_lossy(&out.stdout).to_string())
 }
@@ -77,10 +87,17 @@ mod tests {
 
     #[test]
     fn placeholders_are_substituted_and_quoted() {
-        let r = render("git worktree add ../{repo}-{id} -b {branch} {nope}", &[("repo", "r"), ("id", "H-0001"), ("branch", "hm/x")], true);
+        let r = render(
+            "git worktree add ../{repo}-{id} -b {branch} {nope}",
+            &[("repo", "r"), ("id", "H-0001"), ("branch", "hm/x")],
+            true,
+        );
         assert_eq!(r, "git worktree add ../r-H-0001 -b hm/x {nope}");
         #[cfg(not(windows))]
-        assert_eq!(render("echo {title}", &[("title", "it's $HOME")], true), "echo 'it'\\''s $HOME'");
+        assert_eq!(
+            render("echo {title}", &[("title", "it's $HOME")], true),
+            "echo 'it'\\''s $HOME'"
+        );
     }
 
     #[test]

@@ -37,44 +37,73 @@ struct GhPr {
 
 fn gh_pr(hall: &Hall, pr: &str) -> Result<GhPr> {
     let out = std::process::Command::new("gh")
-        .args(["pr", "view", pr, "--json", "number,title,headRefName,baseRefName,url,state"])
+        .args([
+            "pr",
+            "view",
+            pr,
+            "--json",
+            "number,title,headRefName,baseRefName,url,state",
+        ])
         .current_dir(&hall.repo.main_root)
         .output()
         .map_err(|_| {
-            HallError::new(Code::GhUnavailable, "this needs the GitHub CLI, and gh is not installed")
-                .hint("install gh, then `gh auth login`")
+            HallError::new(
+                Code::GhUnavailable,
+                "this needs the GitHub CLI, and gh is not installed",
+            )
+            .hint("install gh, then `gh auth login`")
         })?;
     if !out.status.success() {
         return Err(HallError::new(
             Code::GhUnavailable,
-            format!("gh could not read PR {pr}: {}", String::from_utf8_lossy(&out.stderr).trim()),
+            format!(
+                "gh could not read PR {pr}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
         )
         .hint("gh auth status"));
     }
-    serde_json::from_slice(&out.stdout)
-        .map_err(|e| HallError::new(Code::GhUnavailable, format!("gh printed unexpected JSON: {e}")))
+    serde_json::from_slice(&out.stdout).map_err(|e| {
+        HallError::new(
+            Code::GhUnavailable,
+            format!("gh printed unexpected JSON: {e}"),
+        )
+    })
 }
 
 pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
-    let base = args.base.clone().unwrap_or_else(|| hall.config.base.clone());
+    let base = args
+        .base
+        .clone()
+        .unwrap_or_else(|| hall.config.base.clone());
     let (branch, worktree, title, pr) = match args.pr {
         Some(n) => {
             let pr = gh_pr(&hall, &n.to_string())?;
             let wt = checkout_pr(&hall, &pr.head_ref_name)?;
-            (pr.head_ref_name, wt, args.title.clone().unwrap_or(pr.title), Some(pr.url).filter(|u| !u.is_empty()))
+            (
+                pr.head_ref_name,
+                wt,
+                args.title.clone().unwrap_or(pr.title),
+                Some(pr.url).filter(|u| !u.is_empty()),
+            )
         }
         None => {
             let top = hall.repo.toplevel.clone();
             let branch = git::current_branch(&top).ok_or_else(|| {
-                HallError::new(Code::WrongState, "HEAD is detached; adopt works on a branch")
-                    .hint("git switch -c <branch>")
-                    .hint("hall new --title \"…\"")
+                HallError::new(
+                    Code::WrongState,
+                    "HEAD is detached; adopt works on a branch",
+                )
+                .hint("git switch -c <branch>")
+                .hint("hall new --title \"…\"")
             })?;
             if branch == hall.config.base || branch == base {
                 return Err(HallError::new(
                     Code::WrongState,
-                    format!("you are on the base branch {branch}; an item needs a branch of its own"),
+                    format!(
+                        "you are on the base branch {branch}; an item needs a branch of its own"
+                    ),
                 )
                 .hint("hall new --title \"…\"")
                 .hint("git switch -c <branch> && hall adopt"));
@@ -103,8 +132,13 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
                     .hint("hall new --title \"…\""));
                 }
                 let tx = hall.journal.transact(id, |item, _| {
-                    let kinds = decide(item, &Action::Reopen { reason: "adopted again while its PR is open".into() })
-                        .map_err(|r| refused(id, r))?;
+                    let kinds = decide(
+                        item,
+                        &Action::Reopen {
+                            reason: "adopted again while its PR is open".into(),
+                        },
+                    )
+                    .map_err(|r| refused(id, r))?;
                     Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
                 })?;
                 return Ok(reply(id, &tx.after, "reopened"));
@@ -154,17 +188,21 @@ fn reply(id: ItemId, item: &crate::item::Item, outcome: &str) -> Reply {
 
 /// Fetches a PR's branch and gives it a worktree next to the main checkout.
 fn checkout_pr(hall: &Hall, head: &str) -> Result<String> {
-    if let Some(w) = git::worktrees(&hall.repo.main_root)?.into_iter().find(|w| w.branch.as_deref() == Some(head)) {
+    if let Some(w) = git::worktrees(&hall.repo.main_root)?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(head))
+    {
         return Ok(w.path.display().to_string());
     }
     let root = &hall.repo.main_root;
     if !git::branch_exists(root, head) {
         git::run(root, &["fetch", "origin", &format!("{head}:{head}")])?;
     }
-    let dir = root
-        .parent()
-        .unwrap_or(root)
-        .join(format!("{}-{}", hall.repo.name(), crate::template::slug(head)));
+    let dir = root.parent().unwrap_or(root).join(format!(
+        "{}-{}",
+        hall.repo.name(),
+        crate::template::slug(head)
+    ));
     git::run(root, &["worktree", "add", &dir.display().to_string(), head])?;
     Ok(dir.display().to_string())
 }

@@ -34,14 +34,23 @@ fn resolve(answer: &str, options: &[String]) -> Result<String> {
     {
         return Ok(o.clone());
     }
-    let letters: Vec<String> =
-        options.iter().enumerate().map(|(i, o)| format!("{} = {o}", (b'a' + i as u8) as char)).collect();
-    Err(HallError::usage(format!("`{a}` is not an option: {}", letters.join(", "))))
+    let letters: Vec<String> = options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| format!("{} = {o}", (b'a' + i as u8) as char))
+        .collect();
+    Err(HallError::usage(format!(
+        "`{a}` is not an option: {}",
+        letters.join(", ")
+    )))
 }
 
 pub fn run(ctx: &Ctx, args: &AnswerArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
-    let qid: QuestionId = args.qid.parse().map_err(|e: crate::item::id::BadId| HallError::usage(e.to_string()))?;
+    let qid: QuestionId = args
+        .qid
+        .parse()
+        .map_err(|e: crate::item::id::BadId| HallError::usage(e.to_string()))?;
     let row = hall.index()?.question(qid.0)?.ok_or_else(|| {
         HallError::new(Code::QuestionNotFound, format!("no question {qid}")).hint("hall inbox")
     })?;
@@ -55,11 +64,21 @@ pub fn run(ctx: &Ctx, args: &AnswerArgs) -> Result<Reply> {
         });
         match previous {
             Some(p) if p == answer => Ok(Vec::new()),
-            Some(p) => Err(HallError::new(Code::AlreadyAnswered, format!("{qid} was already answered: {p}"))
-                .hint("hall inbox")),
+            Some(p) => Err(HallError::new(
+                Code::AlreadyAnswered,
+                format!("{qid} was already answered: {p}"),
+            )
+            .hint("hall inbox")),
             None => {
                 changed = true;
-                Ok(vec![ctx.event(row.item, EventKind::Answered { qid, answer: answer.clone(), by_default: false })])
+                Ok(vec![ctx.event(
+                    row.item,
+                    EventKind::Answered {
+                        qid,
+                        answer: answer.clone(),
+                        by_default: false,
+                    },
+                )])
             }
         }
     })?;
@@ -67,6 +86,19 @@ pub fn run(ctx: &Ctx, args: &AnswerArgs) -> Result<Reply> {
     if let Some(id) = row.item {
         next.push(format!("hall status {id}"));
     }
-    let text = format!("{qid}: {answer}{}\n{}", if changed { "" } else { " (already so)" }, next_text(&next));
-    Ok(Reply::new(&AnswerReply { question: qid, item: row.item, answer, changed, next }, text))
+    let text = format!(
+        "{qid}: {answer}{}\n{}",
+        if changed { "" } else { " (already so)" },
+        next_text(&next)
+    );
+    Ok(Reply::new(
+        &AnswerReply {
+            question: qid,
+            item: row.item,
+            answer,
+            changed,
+            next,
+        },
+        text,
+    ))
 }

@@ -35,12 +35,20 @@ pub fn run(ctx: &Ctx, args: &AskArgs) -> Result<Reply> {
         Some(raw) => Some(hall.resolve(Some(raw))?),
         None => hall.resolve(None).ok(),
     };
-    let options: Vec<String> = args.options.iter().map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect();
+    let options: Vec<String> = args
+        .options
+        .iter()
+        .map(|o| o.trim().to_string())
+        .filter(|o| !o.is_empty())
+        .collect();
     if let Some(d) = &args.default
         && !options.is_empty()
         && !options.contains(d)
     {
-        return Err(HallError::usage(format!("--default `{d}` is not one of the options: {}", options.join(", "))));
+        return Err(HallError::usage(format!(
+            "--default `{d}` is not one of the options: {}",
+            options.join(", ")
+        )));
     }
     let wait_until = match &args.wait {
         Some(w) => {
@@ -63,7 +71,11 @@ pub fn run(ctx: &Ctx, args: &AskArgs) -> Result<Reply> {
     );
     hall.journal.append_checked(item, |_| Ok(vec![event]))?;
     let next = vec![format!("hall answer {qid} \"…\""), "hall inbox".to_string()];
-    let text = format!("{qid} is in Your Office: {}\n{}", args.question, next_text(&next));
+    let text = format!(
+        "{qid} is in Your Office: {}\n{}",
+        args.question,
+        next_text(&next)
+    );
     let reply = AskReply {
         question: qid,
         item,

@@ -30,49 +30,96 @@ pub struct Check {
 
 fn version(cmd: &str) -> Option<String> {
     let out = Command::new(cmd).arg("--version").output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").trim().to_string())
+    out.status.success().then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    })
 }
 
 pub fn run(ctx: &Ctx) -> Result<Reply> {
     let mut checks = Vec::new();
-    let mut add = |name: &str, required: bool, result: std::result::Result<String, (String, String)>| {
-        let (ok, detail, fix) = match result {
-            Ok(d) => (true, d, None),
-            Err((d, f)) => (false, d, Some(f)),
+    let mut add =
+        |name: &str, required: bool, result: std::result::Result<String, (String, String)>| {
+            let (ok, detail, fix) = match result {
+                Ok(d) => (true, d, None),
+                Err((d, f)) => (false, d, Some(f)),
+            };
+            checks.push(Check {
+                name: name.into(),
+                ok,
+                required,
+                detail,
+                fix,
+            });
         };
-        checks.push(Check { name: name.into(), ok, required, detail, fix });
-    };
-    add("git", true, version("git").ok_or(("git is not on PATH".into(), "install git".into())));
+    add(
+        "git",
+        true,
+        version("git").ok_or(("git is not on PATH".into(), "install git".into())),
+    );
     add(
         "gh",
         false,
-        version("gh").ok_or(("gh is not on PATH (needed for --issue, --pr and shipping)".into(), "install gh from https://cli.github.com, then `gh auth login`".into())),
+        version("gh").ok_or((
+            "gh is not on PATH (needed for --issue, --pr and shipping)".into(),
+            "install gh from https://cli.github.com, then `gh auth login`".into(),
+        )),
     );
     add(
         "claude",
         false,
-        version("claude").ok_or(("claude is not on PATH (needed for reviews and fixes)".into(), "npm install -g @anthropic-ai/claude-code".into())),
+        version("claude").ok_or((
+            "claude is not on PATH (needed for reviews and fixes)".into(),
+            "npm install -g @anthropic-ai/claude-code".into(),
+        )),
     );
     let hooks = hooks_installed();
     add(
         "plugin",
         false,
-        if hooks { Ok("Claude Code runs `hall hook` for this user".into()) } else { Err(("the Hallmark plugin is not installed for Claude Code".into(), "hall setup claude".into())) },
+        if hooks {
+            Ok("Claude Code runs `hall hook` for this user".into())
+        } else {
+            Err((
+                "the Hallmark plugin is not installed for Claude Code".into(),
+                "hall setup claude".into(),
+            ))
+        },
     );
     match ctx.repo() {
-        Err(e) => add("repo", true, Err((e.message, "cd into a git repository".into()))),
+        Err(e) => add(
+            "repo",
+            true,
+            Err((e.message, "cd into a git repository".into())),
+        ),
         Ok(repo) => {
             add("repo", true, Ok(repo.main_root.display().to_string()));
             let journal = Journal::new(repo.hall_dir());
             if !journal.exists() {
-                add("journal", true, Err(("this repository has no Hallmark journal".into(), "hall init".into())));
+                add(
+                    "journal",
+                    true,
+                    Err((
+                        "this repository has no Hallmark journal".into(),
+                        "hall init".into(),
+                    )),
+                );
             } else {
                 add(
                     "config",
                     true,
                     Config::load(&repo.main_root)
                         .map(|_| format!("{} is valid", Config::path(&repo.main_root).display()))
-                        .map_err(|e| (e.message, format!("edit {}", Config::path(&repo.main_root).display()))),
+                        .map_err(|e| {
+                            (
+                                e.message,
+                                format!("edit {}", Config::path(&repo.main_root).display()),
+                            )
+                        }),
                 );
                 add("journal", true, check_journal(&journal));
                 add(
@@ -87,40 +134,85 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
         }
     }
     let ok = checks.iter().all(|c| c.ok || !c.required);
-    let next: Vec<String> = checks.iter().filter(|c| !c.ok).filter_map(|c| c.fix.clone()).collect();
+    let next: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.ok)
+        .filter_map(|c| c.fix.clone())
+        .collect();
     let mut text: Vec<String> = checks
         .iter()
         .map(|c| {
-            let mark = if c.ok { "ok  " } else if c.required { "FAIL" } else { "warn" };
-            let fix = c.fix.as_ref().map(|f| format!("  → `{f}`")).unwrap_or_default();
+            let mark = if c.ok {
+                "ok  "
+            } else if c.required {
+                "FAIL"
+            } else {
+                "warn"
+            };
+            let fix = c
+                .fix
+                .as_ref()
+                .map(|f| format!("  → `{f}`"))
+                .unwrap_or_default();
             format!("{mark} {:<8} {}{fix}", c.name, c.detail)
         })
         .collect();
     text.push(next_text(&next));
-    Ok(Reply::new(&DoctorReply { ok, checks, next }, text.join("\n")))
+    Ok(Reply::new(
+        &DoctorReply { ok, checks, next },
+        text.join("\n"),
+    ))
 }
 
 fn check_journal(journal: &Journal) -> std::result::Result<String, (String, String)> {
-    let ids = journal.item_ids().map_err(|e| (e.message, "check the journal directory's permissions".into()))?;
+    let ids = journal.item_ids().map_err(|e| {
+        (
+            e.message,
+            "check the journal directory's permissions".into(),
+        )
+    })?;
     let mut events = 0usize;
     let mut torn = 0usize;
     for id in &ids {
-        let c = journal.read_item(*id).map_err(|e| (e.message.clone(), e.next.first().cloned().unwrap_or_default()))?;
+        let c = journal.read_item(*id).map_err(|e| {
+            (
+                e.message.clone(),
+                e.next.first().cloned().unwrap_or_default(),
+            )
+        })?;
         events += c.events.len();
         torn += c.torn.len();
     }
-    Ok(format!("{} items, {events} events readable{}", ids.len(), if torn > 0 { format!(", {torn} torn lines skipped") } else { String::new() }))
+    Ok(format!(
+        "{} items, {events} events readable{}",
+        ids.len(),
+        if torn > 0 {
+            format!(", {torn} torn lines skipped")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// Whether Claude Code's user settings or installed plugins call `hall hook`.
 fn hooks_installed() -> bool {
-    let Some(home) = dirs::home_dir() else { return false };
+    let Some(home) = dirs::home_dir() else {
+        return false;
+    };
     let claude = home.join(".claude");
-    let mentions = |p: &std::path::Path| std::fs::read_to_string(p).map(|t| t.contains("hall hook") || t.contains("hall\" hook") || t.contains("/hall hook")).unwrap_or(false);
+    let mentions = |p: &std::path::Path| {
+        std::fs::read_to_string(p)
+            .map(|t| {
+                t.contains("hall hook") || t.contains("hall\" hook") || t.contains("/hall hook")
+            })
+            .unwrap_or(false)
+    };
     if mentions(&claude.join("settings.json")) {
         return true;
     }
-    let Ok(entries) = std::fs::read_dir(claude.join("plugins")) else { return false };
+    let Ok(entries) = std::fs::read_dir(claude.join("plugins")) else {
+        return false;
+    };
     let mut stack: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
     let mut seen = 0;
     while let Some(p) = stack.pop() {

@@ -24,10 +24,17 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     if args.reason.trim().is_empty() {
-        return Err(crate::error::HallError::usage("--reason must say why").hint(format!("hall drop {id} --reason \"…\"")));
+        return Err(crate::error::HallError::usage("--reason must say why")
+            .hint(format!("hall drop {id} --reason \"…\"")));
     }
     let tx = hall.journal.transact(id, |item, _| {
-        let kinds = decide(item, &Action::Drop { reason: args.reason.clone() }).map_err(|r| refused(id, r))?;
+        let kinds = decide(
+            item,
+            &Action::Drop {
+                reason: args.reason.clone(),
+            },
+        )
+        .map_err(|r| refused(id, r))?;
         Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
     })?;
     sync_queue(&hall, &tx.after)?;
@@ -35,9 +42,15 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> Result<Reply> {
     let (removed, kept) = if args.keep_worktree {
         (false, Some("--keep-worktree".to_string()))
     } else if wt == hall.repo.main_root || !wt.is_dir() {
-        (false, (wt == hall.repo.main_root).then(|| "it is the main checkout".to_string()))
+        (
+            false,
+            (wt == hall.repo.main_root).then(|| "it is the main checkout".to_string()),
+        )
     } else {
-        match git::run(&hall.repo.main_root, &["worktree", "remove", &wt.display().to_string()]) {
+        match git::run(
+            &hall.repo.main_root,
+            &["worktree", "remove", &wt.display().to_string()],
+        ) {
             Ok(_) => (true, None),
             Err(e) => (false, Some(e.message)),
         }
@@ -52,5 +65,12 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> Result<Reply> {
             None => String::new(),
         }
     );
-    Ok(Reply::new(&DropReply { item: base, worktree_removed: removed, worktree_kept: kept }, text))
+    Ok(Reply::new(
+        &DropReply {
+            item: base,
+            worktree_removed: removed,
+            worktree_kept: kept,
+        },
+        text,
+    ))
 }

@@ -55,7 +55,11 @@ pub fn commands() -> Vec<CommandHelp> {
                         required: a.is_required_set(),
                         takes_value: a.get_action().takes_values(),
                         help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                        values: a.get_possible_values().iter().map(|v| v.get_name().to_string()).collect(),
+                        values: a
+                            .get_possible_values()
+                            .iter()
+                            .map(|v| v.get_name().to_string())
+                            .collect(),
                     })
                     .collect(),
             }
@@ -66,5 +70,11 @@ pub fn commands() -> Vec<CommandHelp> {
 pub fn run() -> Result<Reply> {
     let commands = commands();
     let text = Cli::command().render_long_help().to_string();
-    Ok(Reply::new(&HelpReply { commands, next: vec!["hall schema <command>".into(), "hall status".into()] }, text))
+    Ok(Reply::new(
+        &HelpReply {
+            commands,
+            next: vec!["hall schema <command>".into(), "hall status".into()],
+        },
+        text,
+    ))
 }

@@ -46,7 +46,11 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
     let mut out = Vec::new();
     for q in index.questions(true)? {
         let id = q.item.map(|i| i.to_string()).unwrap_or_default();
-        let opts = if q.options.is_empty() { String::new() } else { format!(" [{}]", q.options.join(", ")) };
+        let opts = if q.options.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", q.options.join(", "))
+        };
         out.push(Entry {
             n: 0,
             kind: "question".into(),
@@ -86,7 +90,10 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
                 since: row.since.clone(),
                 key: format!("ready:{id}"),
                 dismissed: false,
-                next: vec![format!("hall ready {id}"), format!("hall pull-back {id} --reason \"…\"")],
+                next: vec![
+                    format!("hall ready {id}"),
+                    format!("hall pull-back {id} --reason \"…\""),
+                ],
             }),
             _ => {}
         }
@@ -104,13 +111,18 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
                 since: since.clone(),
                 key: format!("hold:{kind}:{id}"),
                 dismissed: false,
-                next: vec![format!("hall retry {id} --reason \"…\""), format!("hall log {id}")],
+                next: vec![
+                    format!("hall retry {id} --reason \"…\""),
+                    format!("hall log {id}"),
+                ],
             });
         }
     }
     let dismissed = index.dismissed()?;
     for e in &mut out {
-        e.dismissed = dismissed.iter().any(|(k, stamp)| *k == e.key && *stamp == e.since);
+        e.dismissed = dismissed
+            .iter()
+            .any(|(k, stamp)| *k == e.key && *stamp == e.since);
     }
     out.sort_by(|a, b| a.since.cmp(&b.since).then(a.key.cmp(&b.key)));
     Ok(out)
@@ -138,7 +150,13 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<Reply> {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        return Ok(Reply::new(&NoticesReply { notices, next: vec!["hall inbox".into()] }, text));
+        return Ok(Reply::new(
+            &NoticesReply {
+                notices,
+                next: vec!["hall inbox".into()],
+            },
+            text,
+        ));
     }
     let all = entries(&index)?;
     let visible: Vec<Entry> = all.iter().filter(|e| !e.dismissed).cloned().collect();
@@ -161,11 +179,28 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<Reply> {
         if !targets.is_empty() {
             let events: Vec<_> = targets
                 .iter()
-                .map(|e| ctx.event(None, EventKind::InboxDismissed { key: e.key.clone(), stamp: e.since.clone() }))
+                .map(|e| {
+                    ctx.event(
+                        None,
+                        EventKind::InboxDismissed {
+                            key: e.key.clone(),
+                            stamp: e.since.clone(),
+                        },
+                    )
+                })
                 .collect();
             hall.journal.append_repo(&events)?;
         }
-        return run(ctx, &InboxArgs { n: None, dismiss: false, clear: false, all: args.all, notices: false });
+        return run(
+            ctx,
+            &InboxArgs {
+                n: None,
+                dismiss: false,
+                clear: false,
+                all: args.all,
+                notices: false,
+            },
+        );
     }
     let mut shown: Vec<Entry> = if args.all { all.clone() } else { visible };
     for (i, e) in shown.iter_mut().enumerate() {
@@ -183,16 +218,36 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<Reply> {
         next.push("hall inbox --all".into());
     }
     let text = if shown.is_empty() {
-        format!("Your Office is empty.{}", if hidden > 0 { format!(" ({hidden} dismissed)") } else { String::new() })
+        format!(
+            "Your Office is empty.{}",
+            if hidden > 0 {
+                format!(" ({hidden} dismissed)")
+            } else {
+                String::new()
+            }
+        )
     } else {
         let mut lines: Vec<String> = shown
             .iter()
             .map(|e| {
-                format!("{:>3}. [{}] {}{}", e.n, e.kind, e.text, if e.dismissed { " (dismissed)" } else { "" })
+                format!(
+                    "{:>3}. [{}] {}{}",
+                    e.n,
+                    e.kind,
+                    e.text,
+                    if e.dismissed { " (dismissed)" } else { "" }
+                )
             })
             .collect();
         lines.push(next_text(&next));
         lines.join("\n")
     };
-    Ok(Reply::new(&InboxReply { entries: shown, hidden, next }, text))
+    Ok(Reply::new(
+        &InboxReply {
+            entries: shown,
+            hidden,
+            next,
+        },
+        text,
+    ))
 }

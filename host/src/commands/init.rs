@@ -46,16 +46,28 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         {
             return Err(HallError::new(
                 Code::Usage,
-                format!(".hallmark.toml already sets [capture] mode = \"{}\"", capture_name(c.capture.mode)),
+                format!(
+                    ".hallmark.toml already sets [capture] mode = \"{}\"",
+                    capture_name(c.capture.mode)
+                ),
             )
-            .hint(format!("edit {} and set [capture] mode = \"{mode}\"", config_path.display())));
+            .hint(format!(
+                "edit {} and set [capture] mode = \"{mode}\"",
+                config_path.display()
+            )));
         }
         c
     } else {
-        let base = args.base.clone().unwrap_or_else(|| git::default_base(&root));
+        let base = args
+            .base
+            .clone()
+            .unwrap_or_else(|| git::default_base(&root));
         let mut text = Config::template(&base, &[]);
         if let Some(mode) = &args.capture {
-            text = text.replace("# mode = \"gate\"            # gate | ask | off", &format!("mode = \"{mode}\""));
+            text = text.replace(
+                "# mode = \"gate\"            # gate | ask | off",
+                &format!("mode = \"{mode}\""),
+            );
         }
         Config::parse(&text, &config_path)?;
         std::fs::write(&config_path, &text)?;
@@ -71,7 +83,10 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     }
 
     if !args.no_claude_md {
-        let target = ["CLAUDE.md", "AGENTS.md"].iter().map(|n| root.join(n)).find(|p| p.exists());
+        let target = ["CLAUDE.md", "AGENTS.md"]
+            .iter()
+            .map(|n| root.join(n))
+            .find(|p| p.exists());
         let target = target.unwrap_or_else(|| root.join("CLAUDE.md"));
         if write_section(&target)? {
             wrote.push(target.display().to_string());
@@ -81,7 +96,10 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     let registered = register(&root).is_ok();
     let mut next = Vec::new();
     if !wrote.is_empty() {
-        next.push("git add .hallmark.toml .hallmark CLAUDE.md && git commit -m \"Set up Hallmark\"".to_string());
+        next.push(
+            "git add .hallmark.toml .hallmark CLAUDE.md && git commit -m \"Set up Hallmark\""
+                .to_string(),
+        );
     }
     next.push("hall new --title \"…\"".to_string());
     next.push("hall doctor".to_string());
@@ -99,7 +117,11 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         "Hallmark is set up in {} (base {}).\n{}\n{}",
         reply.repo,
         reply.base,
-        if reply.wrote.is_empty() { "Nothing to add.".to_string() } else { format!("Wrote: {}", reply.wrote.join(", ")) },
+        if reply.wrote.is_empty() {
+            "Nothing to add.".to_string()
+        } else {
+            format!("Wrote: {}", reply.wrote.join(", "))
+        },
         next_text(&reply.next)
     );
     Ok(Reply::new(&reply, text))
@@ -128,7 +150,11 @@ pub fn write_section(path: &Path) -> Result<bool> {
             format!("{}{section}{after}", &old[..s])
         }
         _ if old.is_empty() => section,
-        _ => format!("{}{}\n{section}", old, if old.ends_with('\n') { "" } else { "\n" }),
+        _ => format!(
+            "{}{}\n{section}",
+            old,
+            if old.ends_with('\n') { "" } else { "\n" }
+        ),
     };
     if new == old {
         return Ok(false);
@@ -139,18 +165,28 @@ pub fn write_section(path: &Path) -> Result<bool> {
 
 /// Adds the repo to the user's registry, which the daemon reads.
 fn register(root: &Path) -> Result<()> {
-    let dir = crate::platform::data_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
+    let dir =
+        crate::platform::data_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
     std::fs::create_dir_all(&dir)?;
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("repos.lock"))?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("repos.lock"))?;
     fs4::FileExt::lock(&lock)?;
     let path = dir.join("repos.json");
-    let mut repos: Vec<String> =
-        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let mut repos: Vec<String> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
     let me = root.display().to_string();
     if !repos.contains(&me) {
         repos.push(me);
         repos.sort();
-        write_atomic(&path, &serde_json::to_vec_pretty(&repos).map_err(HallError::internal)?)?;
+        write_atomic(
+            &path,
+            &serde_json::to_vec_pretty(&repos).map_err(HallError::internal)?,
+        )?;
     }
     Ok(())
 }

@@ -31,10 +31,34 @@ pub struct RepoLogReply {
 }
 
 const KINDS: &[&str] = &[
-    "created", "proposed_ready", "ready", "pulled_back", "dropped", "retried", "check_run", "checks_passed",
-    "checks_failed", "verdict", "escalated", "hallmarked", "fix_submitted", "shipped", "reopened", "restored",
-    "rebase_requested", "held", "asked", "answered", "prompt", "turn", "commit", "usage", "notification",
-    "gate_denied", "inbox_dismissed", "torn_line",
+    "created",
+    "proposed_ready",
+    "ready",
+    "pulled_back",
+    "dropped",
+    "retried",
+    "check_run",
+    "checks_passed",
+    "checks_failed",
+    "verdict",
+    "escalated",
+    "hallmarked",
+    "fix_submitted",
+    "shipped",
+    "reopened",
+    "restored",
+    "rebase_requested",
+    "held",
+    "asked",
+    "answered",
+    "prompt",
+    "turn",
+    "commit",
+    "usage",
+    "notification",
+    "gate_denied",
+    "inbox_dismissed",
+    "torn_line",
 ];
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
@@ -42,8 +66,11 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
     if let Some(k) = &args.kind
         && !KINDS.contains(&k.as_str())
     {
-        return Err(HallError::new(Code::Usage, format!("`{k}` is not an event kind; kinds: {}", KINDS.join(", ")))
-            .hint("hall schema event"));
+        return Err(HallError::new(
+            Code::Usage,
+            format!("`{k}` is not an event kind; kinds: {}", KINDS.join(", ")),
+        )
+        .hint("hall schema event"));
     }
     let limit = args.limit.unwrap_or(u32::MAX) as usize;
     let id = match &args.id {
@@ -51,16 +78,28 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
         None => hall.resolve(None).ok(),
     };
     let Some(id) = id else {
-        let events = hall.index()?.recent_events(args.kind.as_deref(), args.limit.unwrap_or(50))?;
+        let events = hall
+            .index()?
+            .recent_events(args.kind.as_deref(), args.limit.unwrap_or(50))?;
         let text = events
             .iter()
             .map(|e| {
-                let item = if e.item == 0 { "repo".to_string() } else { ItemId(e.item).to_string() };
+                let item = if e.item == 0 {
+                    "repo".to_string()
+                } else {
+                    ItemId(e.item).to_string()
+                };
                 format!("{}  {:<7} {:<8} {}", e.t, item, e.actor, e.event)
             })
             .collect::<Vec<_>>()
             .join("\n");
-        return Ok(Reply::new(&RepoLogReply { events, next: vec!["hall status".into()] }, text));
+        return Ok(Reply::new(
+            &RepoLogReply {
+                events,
+                next: vec!["hall status".into()],
+            },
+            text,
+        ));
     };
     let contents = hall.journal.read_item(id)?;
     let mut lines: Vec<LogLine> = contents
@@ -68,7 +107,10 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
         .iter()
         .zip(&contents.line_numbers)
         .filter(|(e, _)| args.kind.as_deref().is_none_or(|k| e.kind.name() == k))
-        .map(|(e, l)| LogLine { line: *l, event: e.clone() })
+        .map(|(e, l)| LogLine {
+            line: *l,
+            event: e.clone(),
+        })
         .collect();
     if lines.len() > limit {
         lines.drain(..lines.len() - limit);
@@ -76,11 +118,27 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
     let next = vec![format!("hall status {id}")];
     let mut text: Vec<String> = lines
         .iter()
-        .map(|l| format!("{}  {:<8} {:<14} {}", l.event.t, l.event.actor, l.event.kind.name(), describe(&l.event.kind)))
+        .map(|l| {
+            format!(
+                "{}  {:<8} {:<14} {}",
+                l.event.t,
+                l.event.actor,
+                l.event.kind.name(),
+                describe(&l.event.kind)
+            )
+        })
         .collect();
     text.push(next_text(&next));
     let warnings = super::torn_warnings(&hall.journal.item_file(id), &contents.torn);
-    Ok(Reply::new(&LogReply { item: Some(id), events: lines, next }, text.join("\n")).warn(warnings))
+    Ok(Reply::new(
+        &LogReply {
+            item: Some(id),
+            events: lines,
+            next,
+        },
+        text.join("\n"),
+    )
+    .warn(warnings))
 }
 
 /// A one-line human summary of an event.
@@ -91,49 +149,103 @@ pub fn describe(kind: &EventKind) -> String {
             format!("{summary}{}", if *ask { " (asks you)" } else { "" })
         }
         EventKind::Ready { sha, round, note } => {
-            format!("froze {} for round {round}{}", super::short(sha), note.as_ref().map(|n| format!(": {n}")).unwrap_or_default())
+            format!(
+                "froze {} for round {round}{}",
+                super::short(sha),
+                note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
+            )
         }
         EventKind::PulledBack { from, reason } => {
-            format!("from {from}{}", reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default())
+            format!(
+                "from {from}{}",
+                reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            )
         }
         EventKind::Dropped { reason } => reason.clone(),
-        EventKind::Retried { reason, released, .. } => match released {
+        EventKind::Retried {
+            reason, released, ..
+        } => match released {
             Some(k) => format!("released {} hold: {reason}", k.as_str()),
             None => format!("one more round: {reason}"),
         },
-        EventKind::CheckRun { gate, exit_code, duration_ms, cached, .. } => {
-            format!("`{gate}` exit {exit_code} in {duration_ms} ms{}", if *cached { " (cached)" } else { "" })
+        EventKind::CheckRun {
+            gate,
+            exit_code,
+            duration_ms,
+            cached,
+            ..
+        } => {
+            format!(
+                "`{gate}` exit {exit_code} in {duration_ms} ms{}",
+                if *cached { " (cached)" } else { "" }
+            )
         }
         EventKind::ChecksPassed { sha } => format!("all gates green at {}", super::short(sha)),
         EventKind::ChecksFailed { failed, .. } => format!("failed: {}", failed.join(", ")),
-        EventKind::Verdict { approved, findings, round, .. } => {
-            format!("round {round}: {} ({} findings)", if *approved { "approved" } else { "changes requested" }, findings.len())
+        EventKind::Verdict {
+            approved,
+            findings,
+            round,
+            ..
+        } => {
+            format!(
+                "round {round}: {} ({} findings)",
+                if *approved {
+                    "approved"
+                } else {
+                    "changes requested"
+                },
+                findings.len()
+            )
         }
         EventKind::Escalated { reason } => reason.clone(),
-        EventKind::Hallmarked { sha, round } => format!("hallmark on {} (round {round})", super::short(sha)),
-        EventKind::FixSubmitted { sha, fixed, .. } => format!("{} fixes {}", super::short(sha), fixed.join(", ")),
+        EventKind::Hallmarked { sha, round } => {
+            format!("hallmark on {} (round {round})", super::short(sha))
+        }
+        EventKind::FixSubmitted { sha, fixed, .. } => {
+            format!("{} fixes {}", super::short(sha), fixed.join(", "))
+        }
         EventKind::Shipped { pr, .. } => pr.clone().unwrap_or_else(|| "shipped".into()),
         EventKind::Reopened { reason } => reason.clone(),
         EventKind::Restored {} => "CI passed on a re-run".into(),
         EventKind::RebaseRequested { base } => format!("rebase onto {base}"),
         EventKind::Held { kind, reason } => format!("{}: {reason}", kind.as_str()),
         EventKind::Asked { qid, question, .. } => format!("{qid}: {question}"),
-        EventKind::Answered { qid, answer, by_default } => {
-            format!("{qid}: {answer}{}", if *by_default { " (default)" } else { "" })
+        EventKind::Answered {
+            qid,
+            answer,
+            by_default,
+        } => {
+            format!(
+                "{qid}: {answer}{}",
+                if *by_default { " (default)" } else { "" }
+            )
         }
         EventKind::Prompt { text, .. } => clip(text),
         EventKind::Turn { summary, .. } => clip(summary),
         EventKind::Commit { sha, subject, .. } => format!("{} {subject}", super::short(sha)),
-        EventKind::Usage(u) => format!("{} {}: {} in / {} out, ${:.4}", u.role, u.model, u.input, u.output, u.cost_usd),
+        EventKind::Usage(u) => format!(
+            "{} {}: {} in / {} out, ${:.4}",
+            u.role, u.model, u.input, u.output, u.cost_usd
+        ),
         EventKind::Notification { kind, message, .. } => format!("{kind}: {message}"),
         EventKind::GateDenied { gate, command, .. } => format!("{gate} gate: {}", clip(command)),
         EventKind::InboxDismissed { key, .. } => key.clone(),
-        EventKind::TornLine { line, bytes } => format!("line {line} ({bytes} bytes) was torn by a crash"),
+        EventKind::TornLine { line, bytes } => {
+            format!("line {line} ({bytes} bytes) was torn by a crash")
+        }
         EventKind::Other => "(written by a newer hall)".into(),
     }
 }
 
 fn clip(s: &str) -> String {
     let one = s.lines().next().unwrap_or("");
-    if one.chars().count() > 80 { format!("{}…", one.chars().take(80).collect::<String>()) } else { one.to_string() }
+    if one.chars().count() > 80 {
+        format!("{}…", one.chars().take(80).collect::<String>())
+    } else {
+        one.to_string()
+    }
 }

@@ -43,8 +43,13 @@ pub struct Reply {
 
 impl Reply {
     pub fn new(value: &impl Serialize, text: String) -> Reply {
-        let json = serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }));
-        Reply { json, text, warnings: Vec::new() }
+        let json = serde_json::to_value(value)
+            .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }));
+        Reply {
+            json,
+            text,
+            warnings: Vec::new(),
+        }
     }
 
     pub fn warn(mut self, warnings: impl IntoIterator<Item = String>) -> Reply {
@@ -71,7 +76,12 @@ impl Ctx {
             _ if std::env::var_os("CLAUDECODE").is_some() => "agent".to_string(),
             _ => "you".to_string(),
         };
-        Ok(Ctx { cwd, stamp: crate::clock::stamp(now), now, actor })
+        Ok(Ctx {
+            cwd,
+            stamp: crate::clock::stamp(now),
+            now,
+            actor,
+        })
     }
 
     pub fn repo(&self) -> Result<Repo> {
@@ -90,11 +100,21 @@ impl Ctx {
             .hint("hall init"));
         }
         let config = Config::load(&repo.main_root)?;
-        Ok(Hall { repo, journal, config })
+        Ok(Hall {
+            repo,
+            journal,
+            config,
+        })
     }
 
     pub fn event(&self, item: Option<ItemId>, kind: EventKind) -> Event {
-        Event { v: EVENT_VERSION, t: self.stamp.clone(), actor: self.actor.clone(), kind, item }
+        Event {
+            v: EVENT_VERSION,
+            t: self.stamp.clone(),
+            actor: self.actor.clone(),
+            kind,
+            item,
+        }
     }
 }
 
@@ -123,18 +143,30 @@ impl Hall {
         }
         let index = self.index()?;
         let top = self.repo.toplevel.to_string_lossy().to_string();
-        let branch = if self.repo.is_linked_worktree() { git::current_branch(&self.repo.toplevel) } else { None };
-        index.item_for_place(&top, branch.as_deref())?.ok_or_else(|| {
-            HallError::new(Code::NoItem, "no item was named and this directory is not an item's worktree")
+        let branch = if self.repo.is_linked_worktree() {
+            git::current_branch(&self.repo.toplevel)
+        } else {
+            None
+        };
+        index
+            .item_for_place(&top, branch.as_deref())?
+            .ok_or_else(|| {
+                HallError::new(
+                    Code::NoItem,
+                    "no item was named and this directory is not an item's worktree",
+                )
                 .hint("hall status")
                 .hint("hall new --title \"…\"")
                 .hint("hall adopt")
-        })
+            })
     }
 
     /// The worktree an item works in (its recorded one, else the main checkout).
     pub fn worktree_of(&self, item: &Item) -> PathBuf {
-        item.worktree.as_ref().map(PathBuf::from).unwrap_or_else(|| self.repo.main_root.clone())
+        item.worktree
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.repo.main_root.clone())
     }
 }
 
@@ -210,18 +242,36 @@ pub fn short(sha: &str) -> &str {
 pub fn require_clean(hall: &Hall, item: &Item) -> Result<PathBuf> {
     let wt = hall.worktree_of(item);
     if !wt.is_dir() {
-        return Err(HallError::new(Code::WrongState, format!("the worktree {} is gone", wt.display()))
-            .hint(format!("hall drop {} --reason \"…\"", item.id.map(|i| i.to_string()).unwrap_or_default())));
+        return Err(HallError::new(
+            Code::WrongState,
+            format!("the worktree {} is gone", wt.display()),
+        )
+        .hint(format!(
+            "hall drop {} --reason \"…\"",
+            item.id.map(|i| i.to_string()).unwrap_or_default()
+        )));
     }
     let dirty = git::dirty_paths(&wt)?;
     if !dirty.is_empty() {
         let shown: Vec<_> = dirty.iter().take(5).cloned().collect();
-        let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
+        let more = if dirty.len() > 5 {
+            format!(" and {} more", dirty.len() - 5)
+        } else {
+            String::new()
+        };
         return Err(HallError::new(
             Code::DirtyWorktree,
-            format!("{} has uncommitted changes: {}{more}", wt.display(), shown.join(", ")),
+            format!(
+                "{} has uncommitted changes: {}{more}",
+                wt.display(),
+                shown.join(", ")
+            ),
         )
-        .hint(format!("git -C {} add -A && git -C {} commit", wt.display(), wt.display()))
+        .hint(format!(
+            "git -C {} add -A && git -C {} commit",
+            wt.display(),
+            wt.display()
+        ))
         .hint(format!("git -C {} stash", wt.display())));
     }
     Ok(wt)
@@ -231,7 +281,9 @@ pub fn require_clean(hall: &Hall, item: &Item) -> Result<PathBuf> {
 /// satisfies a standing rebase request.
 pub fn on_base(hall: &Hall, wt: &std::path::Path, base: Option<&str>) -> bool {
     let Some(base) = base else { return true };
-    let git_dir = git::run(wt, &["rev-parse", "--absolute-git-dir"]).map(PathBuf::from).ok();
+    let git_dir = git::run(wt, &["rev-parse", "--absolute-git-dir"])
+        .map(PathBuf::from)
+        .ok();
     if git_dir.is_some_and(|d| git::operation_in_progress(&d)) {
         return false;
     }
@@ -260,14 +312,27 @@ pub fn sync_queue(hall: &Hall, item: &Item) -> Result<()> {
 /// Warnings for torn lines a read or write skipped.
 pub fn torn_warnings(path: &std::path::Path, torn: &[crate::journal::Torn]) -> Vec<String> {
     torn.iter()
-        .map(|t| format!("{}:{}: skipped a torn line of {} bytes (a crash mid-write)", path.display(), t.line, t.bytes))
+        .map(|t| {
+            format!(
+                "{}:{}: skipped a torn line of {} bytes (a crash mid-write)",
+                path.display(),
+                t.line,
+                t.bytes
+            )
+        })
         .collect()
 }
 
 /// Runs one parsed command.
 pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
     match cmd {
-        None => status::run(ctx, &crate::cli::StatusArgs { id: None, all: false }),
+        None => status::run(
+            ctx,
+            &crate::cli::StatusArgs {
+                id: None,
+                all: false,
+            },
+        ),
         Some(Cmd::Init(a)) => init::run(ctx, &a),
         Some(Cmd::Doctor) => doctor::run(ctx),
         Some(Cmd::New(a)) => new::run(ctx, &a),
@@ -324,8 +389,17 @@ impl ItemReply {
     pub fn reply(item: &Item, changed: bool, what: &str) -> Reply {
         let r = ItemReply::of(item, changed);
         let id = r.item;
-        let head = if changed { what.to_string() } else { format!("{what} (already so; nothing changed)") };
-        let text = format!("{id} {head}: {} ({})\n{}", item.state, item.state.room(), next_text(&r.next));
+        let head = if changed {
+            what.to_string()
+        } else {
+            format!("{what} (already so; nothing changed)")
+        };
+        let text = format!(
+            "{id} {head}: {} ({})\n{}",
+            item.state,
+            item.state.room(),
+            next_text(&r.next)
+        );
         Reply::new(&r, text)
     }
 }

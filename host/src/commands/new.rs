@@ -51,9 +51,11 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
         (Some(t), _) => t.trim().to_string(),
         (None, Some(r)) => first_line(r),
         (None, None) => {
-            return Err(HallError::usage("say what to build: a request, --title or --issue")
-                .hint("hall new --title \"…\"")
-                .hint("hall new \"what to build\""));
+            return Err(
+                HallError::usage("say what to build: a request, --title or --issue")
+                    .hint("hall new --title \"…\"")
+                    .hint("hall new \"what to build\""),
+            );
         }
     };
     let base = hall.config.base.clone();
@@ -62,14 +64,21 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
             Some(b) => b.clone(),
             None => template::render(
                 &hall.config.branch,
-                &[("id", &id.to_string()), ("slug", &template::slug(&title)), ("repo", &hall.repo.name())],
+                &[
+                    ("id", &id.to_string()),
+                    ("slug", &template::slug(&title)),
+                    ("repo", &hall.repo.name()),
+                ],
                 false,
             ),
         };
         if git::branch_exists(&hall.repo.main_root, &branch) {
-            return Err(HallError::new(Code::WrongState, format!("branch {branch} already exists"))
-                .hint(format!("git switch {branch} && hall adopt"))
-                .hint("hall new --branch <another name> …"));
+            return Err(HallError::new(
+                Code::WrongState,
+                format!("branch {branch} already exists"),
+            )
+            .hint(format!("git switch {branch} && hall adopt"))
+            .hint("hall new --branch <another name> …"));
         }
         let worktree = make_worktree(&hall, id, &branch, &title, &base)?;
         Ok(vec![ctx.event(
@@ -80,7 +89,11 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
                 branch,
                 base: base.clone(),
                 worktree: Some(worktree.display().to_string()),
-                source: if args.issue.is_some() { Source::Issue } else { Source::New },
+                source: if args.issue.is_some() {
+                    Source::Issue
+                } else {
+                    Source::New
+                },
                 issue: args.issue,
                 pr: None,
             },
@@ -115,7 +128,11 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
 }
 
 fn first_line(r: &str) -> String {
-    let line = r.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("work");
+    let line = r
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("work");
     let mut t: String = line.chars().take(72).collect();
     if line.chars().count() > 72 {
         t.push('…');
@@ -124,7 +141,13 @@ fn first_line(r: &str) -> String {
 }
 
 /// Runs the worktree template and finds where it put the worktree.
-pub fn make_worktree(hall: &Hall, id: ItemId, branch: &str, title: &str, base: &str) -> Result<PathBuf> {
+pub fn make_worktree(
+    hall: &Hall,
+    id: ItemId,
+    branch: &str,
+    title: &str,
+    base: &str,
+) -> Result<PathBuf> {
     let cmd = template::render(
         &hall.config.worktree,
         &[
@@ -137,8 +160,11 @@ pub fn make_worktree(hall: &Hall, id: ItemId, branch: &str, title: &str, base: &
         ],
         true,
     );
-    template::run(&cmd, &hall.repo.main_root).map_err(|e| e.hint("hall doctor").hint("edit .hallmark.toml: worktree"))?;
-    let found = git::worktrees(&hall.repo.main_root)?.into_iter().find(|w| w.branch.as_deref() == Some(branch));
+    template::run(&cmd, &hall.repo.main_root)
+        .map_err(|e| e.hint("hall doctor").hint("edit .hallmark.toml: worktree"))?;
+    let found = git::worktrees(&hall.repo.main_root)?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(branch));
     match found {
         Some(w) => Ok(w.path),
         None => Err(HallError::new(
@@ -151,28 +177,48 @@ pub fn make_worktree(hall: &Hall, id: ItemId, branch: &str, title: &str, base: &
 
 fn fetch_issue(hall: &Hall, n: u64) -> Result<GhIssue> {
     let out = std::process::Command::new("gh")
-        .args(["issue", "view", &n.to_string(), "--json", "number,title,body,url"])
+        .args([
+            "issue",
+            "view",
+            &n.to_string(),
+            "--json",
+            "number,title,body,url",
+        ])
         .current_dir(&hall.repo.main_root)
         .output();
     let out = match out {
         Ok(o) => o,
         Err(_) => {
-            return Err(HallError::new(Code::GhUnavailable, "`--issue` needs the GitHub CLI, and gh is not installed")
-                .hint("install gh from https://cli.github.com, then `gh auth login`")
-                .hint("hall new --title \"…\""));
+            return Err(HallError::new(
+                Code::GhUnavailable,
+                "`--issue` needs the GitHub CLI, and gh is not installed",
+            )
+            .hint("install gh from https://cli.github.com, then `gh auth login`")
+            .hint("hall new --title \"…\""));
         }
     };
     if !out.status.success() {
         return Err(HallError::new(
             Code::GhUnavailable,
-            format!("gh could not read issue #{n}: {}", String::from_utf8_lossy(&out.stderr).trim()),
+            format!(
+                "gh could not read issue #{n}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
         )
         .hint("gh auth status")
         .hint("hall new --title \"…\""));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| HallError::new(Code::GhUnavailable, format!("gh printed unexpected JSON: {e}")))
+    serde_json::from_slice(&out.stdout).map_err(|e| {
+        HallError::new(
+            Code::GhUnavailable,
+            format!("gh printed unexpected JSON: {e}"),
+        )
+    })
 }
 
 fn open_claude(worktree: &str, prompt: &str) {
-    let _ = std::process::Command::new("claude").arg(prompt).current_dir(worktree).status();
+    let _ = std::process::Command::new("claude")
+        .arg(prompt)
+        .current_dir(worktree)
+        .status();
 }

@@ -15,7 +15,12 @@ pub fn run(ctx: &Ctx, args: &ProposeArgs) -> Result<Reply> {
     if matches!(item.state, State::Development | State::AwaitingYou) {
         require_clean(&hall, &item)?;
     }
-    let head = git::head(&wt)?;
+    // A dropped item's worktree may be gone; the state machine refuses it below.
+    let head = if wt.is_dir() {
+        git::head(&wt)?
+    } else {
+        item.sha.clone().unwrap_or_default()
+    };
     let on_base = on_base(&hall, &wt, item.rebase_requested.as_deref());
     let tx = hall.journal.transact(id, |item, _| {
         let action = Action::ProposeReady {
@@ -31,6 +36,10 @@ pub fn run(ctx: &Ctx, args: &ProposeArgs) -> Result<Reply> {
         Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
     })?;
     sync_queue(&hall, &tx.after)?;
-    let what = if tx.after.state == State::AwaitingYou { "waits for you to confirm" } else { "is frozen and queued for checks" };
+    let what = if tx.after.state == State::AwaitingYou {
+        "waits for you to confirm"
+    } else {
+        "is frozen and queued for checks"
+    };
     Ok(ItemReply::reply(&tx.after, !tx.appended.is_empty(), what))
 }

@@ -16,14 +16,28 @@ pub fn run(ctx: &Ctx, args: &ReadyArgs) -> Result<Reply> {
     if matches!(item.state, State::Development | State::AwaitingYou) {
         require_clean(&hall, &item)?;
     }
-    let head = git::head(&wt)?;
+    // A dropped item's worktree may be gone; the state machine refuses it below.
+    let head = if wt.is_dir() {
+        git::head(&wt)?
+    } else {
+        item.sha.clone().unwrap_or_default()
+    };
     let on_base = on_base(&hall, &wt, item.rebase_requested.as_deref());
     let tx = hall.journal.transact(id, |item, _| {
-        let action = Action::Ready { sha: head.clone(), note: args.note.clone(), on_base };
+        let action = Action::Ready {
+            sha: head.clone(),
+            note: args.note.clone(),
+            on_base,
+        };
         let kinds = decide(item, &action).map_err(|r| refused(id, r))?;
         Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
     })?;
     sync_queue(&hall, &tx.after)?;
     let warnings = super::torn_warnings(&hall.journal.item_file(id), &tx.torn);
-    Ok(ItemReply::reply(&tx.after, !tx.appended.is_empty(), "is frozen and queued for checks").warn(warnings))
+    Ok(ItemReply::reply(
+        &tx.after,
+        !tx.appended.is_empty(),
+        "is frozen and queued for checks",
+    )
+    .warn(warnings))
 }

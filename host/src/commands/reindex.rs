@@ -21,7 +21,16 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
     let started = std::time::Instant::now();
     let (_, stats) = Index::rebuild(&hall.journal)?;
     let millis = started.elapsed().as_millis() as u64;
-    let reply = ReindexReply { files: stats.files, events: stats.events, torn: stats.torn, millis, next: vec!["hall status".into()] };
-    let text = format!("Indexed {} events from {} files in {} ms ({} torn lines skipped).", stats.events, stats.files, millis, stats.torn);
+    let reply = ReindexReply {
+        files: stats.files,
+        events: stats.events,
+        torn: stats.torn,
+        millis,
+        next: vec!["hall status".into()],
+    };
+    let text = format!(
+        "Indexed {} events from {} files in {} ms ({} torn lines skipped).",
+        stats.events, stats.files, millis, stats.torn
+    );
     Ok(Reply::new(&reply, text))
 }

@@ -20,9 +20,23 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<Reply> {
     };
     let per_item = parse_tokens(&hall.config.budget.per_item).ok().flatten();
     let tx = hall.journal.transact(id, |item, _| {
-        let budget_hold = item.hold.as_ref().is_some_and(|h| h.kind == HoldKind::Budget);
-        let tokens = if budget_hold { explicit.or(per_item) } else { explicit };
-        let kinds = decide(item, &Action::Retry { reason: args.reason.clone(), tokens }).map_err(|r| refused(id, r))?;
+        let budget_hold = item
+            .hold
+            .as_ref()
+            .is_some_and(|h| h.kind == HoldKind::Budget);
+        let tokens = if budget_hold {
+            explicit.or(per_item)
+        } else {
+            explicit
+        };
+        let kinds = decide(
+            item,
+            &Action::Retry {
+                reason: args.reason.clone(),
+                tokens,
+            },
+        )
+        .map_err(|r| refused(id, r))?;
         Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
     })?;
     Ok(ItemReply::reply(&tx.after, true, "may go on"))

@@ -19,7 +19,12 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
             let mut s = of::<ErrorReply>();
             let codes: serde_json::Map<String, serde_json::Value> = Code::ALL
                 .iter()
-                .map(|c| (c.as_str(), serde_json::json!({ "exit": c.exit(), "meaning": c.meaning() })))
+                .map(|c| {
+                    (
+                        c.as_str(),
+                        serde_json::json!({ "exit": c.exit(), "meaning": c.meaning() }),
+                    )
+                })
                 .collect();
             s["x-codes"] = serde_json::Value::Object(codes);
             s
@@ -30,9 +35,13 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "doctor" => of::<doctor::DoctorReply>(),
         "new" => of::<new::NewReply>(),
         "adopt" => of::<adopt::AdoptReply>(),
-        "status" => serde_json::json!({ "oneOf": [of::<status::StatusReply>(), of::<status::ItemStatusReply>()] }),
+        "status" => {
+            serde_json::json!({ "oneOf": [of::<status::StatusReply>(), of::<status::ItemStatusReply>()] })
+        }
         "log" => serde_json::json!({ "oneOf": [of::<log::LogReply>(), of::<log::RepoLogReply>()] }),
-        "inbox" => serde_json::json!({ "oneOf": [of::<inbox::InboxReply>(), of::<inbox::NoticesReply>()] }),
+        "inbox" => {
+            serde_json::json!({ "oneOf": [of::<inbox::InboxReply>(), of::<inbox::NoticesReply>()] })
+        }
         "ready" | "pull-back" | "retry" | "propose-ready" => of::<ItemReply>(),
         "drop" => of::<drop::DropReply>(),
         "ask" => of::<ask::AskReply>(),
@@ -40,7 +49,9 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "usage" => of::<usage::UsageReply>(),
         "reindex" => of::<reindex::ReindexReply>(),
         "help" => of::<help::HelpReply>(),
-        "schema" => serde_json::json!({ "type": "object", "description": "A JSON Schema document." }),
+        "schema" => {
+            serde_json::json!({ "type": "object", "description": "A JSON Schema document." })
+        }
         _ => return None,
     })
 }
@@ -49,12 +60,23 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
     match schema(&args.name) {
         Some(s) => {
             let text = serde_json::to_string_pretty(&s).unwrap_or_default();
-            Ok(Reply { json: s, text, warnings: Vec::new() })
+            Ok(Reply {
+                json: s,
+                text,
+                warnings: Vec::new(),
+            })
         }
         None => {
-            let mut names: Vec<String> = super::help::commands().into_iter().map(|c| c.name).collect();
+            let mut names: Vec<String> = super::help::commands()
+                .into_iter()
+                .map(|c| c.name)
+                .collect();
             names.extend(["error", "event", "config"].map(String::from));
-            Err(HallError::usage(format!("no schema named `{}`; try one of: {}", args.name, names.join(", "))))
+            Err(HallError::usage(format!(
+                "no schema named `{}`; try one of: {}",
+                args.name,
+                names.join(", ")
+            )))
         }
     }
 }

@@ -54,11 +54,17 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> Result<Reply> {
 fn list(hall: &Hall, all: bool) -> Result<Reply> {
     let index = hall.index()?;
     let items = index.items(all)?;
-    let counts: BTreeMap<String, u64> =
-        index.count_by_state()?.into_iter().map(|(s, n)| (s.as_str().to_string(), n)).collect();
+    let counts: BTreeMap<String, u64> = index
+        .count_by_state()?
+        .into_iter()
+        .map(|(s, n)| (s.as_str().to_string(), n))
+        .collect();
     let inbox = inbox::count(&index)?;
     let top = hall.repo.toplevel.display().to_string();
-    let current = items.iter().find(|r| r.worktree.as_deref() == Some(top.as_str())).map(|r| r.id);
+    let current = items
+        .iter()
+        .find(|r| r.worktree.as_deref() == Some(top.as_str()))
+        .map(|r| r.id);
     let mut next = Vec::new();
     if let Some(id) = current {
         next.push(format!("hall status {id}"));
@@ -71,7 +77,16 @@ fn list(hall: &Hall, all: bool) -> Result<Reply> {
         next.push("hall status --all".to_string());
     }
     let text = render_list(&items, inbox, &next);
-    Ok(Reply::new(&StatusReply { items, counts, inbox, current, next }, text))
+    Ok(Reply::new(
+        &StatusReply {
+            items,
+            counts,
+            inbox,
+            current,
+            next,
+        },
+        text,
+    ))
 }
 
 fn render_list(items: &[ItemRow], inbox: usize, next: &[String]) -> String {
@@ -86,7 +101,11 @@ fn render_list(items: &[ItemRow], inbox: usize, next: &[String]) -> String {
         }
         out.push_str(&format!("{} ({}, {})\n", state, state.room(), here.len()));
         for r in here {
-            let hold = r.hold.as_ref().map(|h| format!("  [held: {h}]")).unwrap_or_default();
+            let hold = r
+                .hold
+                .as_ref()
+                .map(|h| format!("  [held: {h}]"))
+                .unwrap_or_default();
             out.push_str(&format!("  {}  {}  ({}){hold}\n", r.id, r.title, r.branch));
         }
     }
@@ -106,7 +125,12 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
         .rev()
         .take(8)
         .rev()
-        .map(|e| RecentEvent { t: e.t.clone(), actor: e.actor.clone(), event: e.kind.name().into(), summary: describe(&e.kind) })
+        .map(|e| RecentEvent {
+            t: e.t.clone(),
+            actor: e.actor.clone(),
+            event: e.kind.name().into(),
+            summary: describe(&e.kind),
+        })
         .collect();
     let open_questions: Vec<Question> = item.open_questions().cloned().collect();
     let next = next_for(&item);
@@ -123,7 +147,11 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
         text.push_str(&format!("  worktree {w}\n"));
     }
     if let Some(sha) = &item.sha {
-        text.push_str(&format!("  frozen   {} (round {})\n", super::short(sha), item.round));
+        text.push_str(&format!(
+            "  frozen   {} (round {})\n",
+            super::short(sha),
+            item.round
+        ));
     }
     if let Some(h) = &item.hold {
         text.push_str(&format!("  held     {}: {}\n", h.kind.as_str(), h.reason));
@@ -132,12 +160,21 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
         text.push_str(&format!("  asks     {}: {}\n", q.qid, q.question));
     }
     for e in &recent {
-        text.push_str(&format!("  {}  {:<8} {:<14} {}\n", e.t, e.actor, e.event, e.summary));
+        text.push_str(&format!(
+            "  {}  {:<8} {:<14} {}\n",
+            e.t, e.actor, e.event, e.summary
+        ));
     }
     text.push_str(&next_text(&next));
     let warnings = super::torn_warnings(&hall.journal.item_file(id), &contents.torn);
     Ok(Reply::new(
-        &ItemStatusReply { room: item.state.room().to_string(), item, open_questions, recent, next },
+        &ItemStatusReply {
+            room: item.state.room().to_string(),
+            item,
+            open_questions,
+            recent,
+            next,
+        },
         text,
     )
     .warn(warnings))

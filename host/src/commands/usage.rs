@@ -21,22 +21,35 @@ pub fn run(ctx: &Ctx, args: &UsageArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     let since = match &args.since {
         None => None,
-        Some(s) => Some(match crate::clock::parse(s).or_else(|| crate::clock::parse(&format!("{s}T00:00:00Z"))) {
-            Some(t) => crate::clock::stamp(t),
-            None => {
-                let d = crate::clock::parse_duration(s).map_err(|_| {
-                    HallError::usage(format!("--since `{s}` is neither a date (2026-11-01) nor a duration (7d)"))
-                })?;
-                crate::clock::stamp(ctx.now - d)
-            }
-        }),
+        Some(s) => Some(
+            match crate::clock::parse(s).or_else(|| crate::clock::parse(&format!("{s}T00:00:00Z")))
+            {
+                Some(t) => crate::clock::stamp(t),
+                None => {
+                    let d = crate::clock::parse_duration(s).map_err(|_| {
+                        HallError::usage(format!(
+                            "--since `{s}` is neither a date (2026-11-01) nor a duration (7d)"
+                        ))
+                    })?;
+                    crate::clock::stamp(ctx.now - d)
+                }
+            },
+        ),
     };
     let item = match &args.item {
         Some(raw) => Some(hall.resolve(Some(raw))?),
         None => None,
     };
     let rows = hall.index()?.usage(&args.by, since.as_deref(), item)?;
-    let mut total = UsageRow { key: "total".into(), input: 0, output: 0, cache_read: 0, cache_write: 0, cost_usd: 0.0, runs: 0 };
+    let mut total = UsageRow {
+        key: "total".into(),
+        input: 0,
+        output: 0,
+        cache_read: 0,
+        cache_write: 0,
+        cost_usd: 0.0,
+        runs: 0,
+    };
     for r in &rows {
         total.input += r.input;
         total.output += r.output;
@@ -46,13 +59,28 @@ pub fn run(ctx: &Ctx, args: &UsageArgs) -> Result<Reply> {
         total.runs += r.runs;
     }
     total.cost_usd = (total.cost_usd * 10_000.0).round() / 10_000.0;
-    let mut text = format!("{:<24} {:>10} {:>10} {:>12} {:>12} {:>10}\n", args.by, "input", "output", "cache read", "cache write", "cost $");
+    let mut text = format!(
+        "{:<24} {:>10} {:>10} {:>12} {:>12} {:>10}\n",
+        args.by, "input", "output", "cache read", "cache write", "cost $"
+    );
     for r in rows.iter().chain(std::iter::once(&total)) {
         text.push_str(&format!(
             "{:<24} {:>10} {:>10} {:>12} {:>12} {:>10.4}\n",
             r.key, r.input, r.output, r.cache_read, r.cache_write, r.cost_usd
         ));
     }
-    let next = vec!["hall usage --by day".to_string(), "hall usage --by model".to_string()];
-    Ok(Reply::new(&UsageReply { by: args.by.clone(), since, rows, total, next }, text.trim_end().to_string()))
+    let next = vec![
+        "hall usage --by day".to_string(),
+        "hall usage --by model".to_string(),
+    ];
+    Ok(Reply::new(
+        &UsageReply {
+            by: args.by.clone(),
+            since,
+            rows,
+            total,
+            next,
+        },
+        text.trim_end().to_string(),
+    ))
 }

@@ -41,7 +41,11 @@ impl Repo {
 
     /// The repository's short name, for templates (`{repo}`).
     pub fn name(&self) -> String {
-        self.main_root.file_name().and_then(OsStr::to_str).unwrap_or("repo").to_string()
+        self.main_root
+            .file_name()
+            .and_then(OsStr::to_str)
+            .unwrap_or("repo")
+            .to_string()
     }
 
     /// Whether `toplevel` is a linked worktree rather than the main checkout.
@@ -78,7 +82,12 @@ fn discover_natively(start: &Path) -> Option<Repo> {
             return None;
         }
         let main_root = common_dir.parent()?.to_path_buf();
-        return Some(Repo { toplevel: dir.to_path_buf(), git_dir: normalize(&git_dir), common_dir, main_root });
+        return Some(Repo {
+            toplevel: dir.to_path_buf(),
+            git_dir: normalize(&git_dir),
+            common_dir,
+            main_root,
+        });
     }
     None
 }
@@ -87,30 +96,51 @@ fn discover_with_git(start: &Path) -> Result<Repo> {
     let out = Command::new("git")
         .arg("-C")
         .arg(start)
-        .args(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"])
+        .args([
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-dir",
+            "--git-common-dir",
+        ])
         .output()
-        .map_err(|e| HallError::new(Code::CommandFailed, format!("could not run git: {e}")).hint("hall doctor"))?;
+        .map_err(|e| {
+            HallError::new(Code::CommandFailed, format!("could not run git: {e}"))
+                .hint("hall doctor")
+        })?;
     if !out.status.success() {
         return Err(not_a_repo(start));
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
-    let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next()) else {
+    let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next())
+    else {
         return Err(not_a_repo(start));
     };
     let common_dir = PathBuf::from(common);
     let main_root = if common_dir.file_name() == Some(OsStr::new(".git")) {
-        common_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(top))
+        common_dir
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(top))
     } else {
         PathBuf::from(top)
     };
-    Ok(Repo { toplevel: PathBuf::from(top), git_dir: PathBuf::from(git_dir), common_dir, main_root })
+    Ok(Repo {
+        toplevel: PathBuf::from(top),
+        git_dir: PathBuf::from(git_dir),
+        common_dir,
+        main_root,
+    })
 }
 
 pub fn not_a_repo(dir: &Path) -> HallError {
-    HallError::new(Code::NotARepo, format!("{} is not inside a git repository", dir.display()))
-        .hint("git init")
-        .hint("cd <your repository>")
+    HallError::new(
+        Code::NotARepo,
+        format!("{} is not inside a git repository", dir.display()),
+    )
+    .hint("git init")
+    .hint("cd <your repository>")
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -122,7 +152,9 @@ fn absolute(p: &Path) -> PathBuf {
     if p.is_absolute() {
         normalize(p)
     } else {
-        std::env::current_dir().map(|c| normalize(&c.join(p))).unwrap_or_else(|_| p.to_path_buf())
+        std::env::current_dir()
+            .map(|c| normalize(&c.join(p)))
+            .unwrap_or_else(|_| p.to_path_buf())
     }
 }
 
@@ -150,8 +182,13 @@ pub fn run(dir: &Path, args: &[&str]) -> Result<String> {
     } else {
         Err(HallError::new(
             Code::CommandFailed,
-            format!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()),
-        ))
+            format!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        )
+        .hint("hall doctor"))
     }
 }
 
@@ -162,12 +199,17 @@ pub fn output(dir: &Path, args: &[&str]) -> Result<Output> {
         .arg(dir)
         .args(args)
         .output()
-        .map_err(|e| HallError::new(Code::CommandFailed, format!("could not run git: {e}")).hint("hall doctor"))
+        .map_err(|e| {
+            HallError::new(Code::CommandFailed, format!("could not run git: {e}"))
+                .hint("hall doctor")
+        })
 }
 
 /// Whether `git` exits 0.
 pub fn succeeds(dir: &Path, args: &[&str]) -> bool {
-    output(dir, args).map(|o| o.status.success()).unwrap_or(false)
+    output(dir, args)
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 pub fn head(dir: &Path) -> Result<String> {
@@ -175,27 +217,56 @@ pub fn head(dir: &Path) -> Result<String> {
 }
 
 pub fn current_branch(dir: &Path) -> Option<String> {
-    run(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok().filter(|b| !b.is_empty())
+    run(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .ok()
+        .filter(|b| !b.is_empty())
 }
 
 /// Paths with uncommitted changes, untracked files included (they would not be in the
 /// frozen commit), ignored files excluded.
 pub fn dirty_paths(dir: &Path) -> Result<Vec<String>> {
-    let text = run(dir, &["status", "--porcelain=v1", "--untracked-files=all"])?;
-    Ok(text.lines().filter(|l| l.len() > 3).map(|l| l[3..].to_string()).collect())
+    // No optional locks: hall must not race the user's own git (or another hall) for
+    // the index lock just to refresh stat data.
+    let text = run(
+        dir,
+        &[
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "--untracked-files=all",
+        ],
+    )?;
+    Ok(text
+        .lines()
+        .filter(|l| l.len() > 3)
+        .map(|l| l[3..].to_string())
+        .collect())
 }
 
 /// Whether a rebase, merge, cherry-pick or revert is half-done in the checkout.
 pub fn operation_in_progress(git_dir: &Path) -> bool {
-    ["rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"]
-        .iter()
-        .any(|f| git_dir.join(f).exists())
+    [
+        "rebase-merge",
+        "rebase-apply",
+        "MERGE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+    ]
+    .iter()
+    .any(|f| git_dir.join(f).exists())
 }
 
 /// The base branch `hall init` proposes: origin's HEAD, else the current branch.
 pub fn default_base(dir: &Path) -> String {
-    if let Ok(r) = run(dir, &["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"])
-        && let Some(b) = r.strip_prefix("origin/")
+    if let Ok(r) = run(
+        dir,
+        &[
+            "symbolic-ref",
+            "--quiet",
+            "--short",
+            "refs/remotes/origin/HEAD",
+        ],
+    ) && let Some(b) = r.strip_prefix("origin/")
     {
         return b.to_string();
     }
@@ -216,7 +287,10 @@ pub fn worktrees(dir: &Path) -> Result<Vec<Worktree>> {
     for line in text.lines() {
         if let Some(p) = line.strip_prefix("worktree ") {
             out.extend(current.take());
-            current = Some(Worktree { path: PathBuf::from(p), branch: None });
+            current = Some(Worktree {
+                path: PathBuf::from(p),
+                branch: None,
+            });
         } else if let Some(b) = line.strip_prefix("branch ")
             && let Some(w) = current.as_mut()
         {
@@ -233,5 +307,13 @@ pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
 }
 
 pub fn branch_exists(dir: &Path, branch: &str) -> bool {
-    succeeds(dir, &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")])
+    succeeds(
+        dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
+    )
 }

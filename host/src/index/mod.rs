@@ -84,31 +84,47 @@ impl Index {
         let path = journal.index_file();
         let mut index = match Index::connect(&path) {
             Ok(i) => i,
-            Err(_) => {
+            Err(e) if is_damaged(&e) => {
                 // A damaged or foreign file is a cache miss, not a failure.
-                let _ = std::fs::remove_file(&path);
-                Index::connect(&path)?
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ =
+                        std::fs::remove_file(path.with_file_name(format!("index.sqlite{suffix}")));
+                }
+                Index::connect(&path).map_err(sql)?
             }
+            Err(e) => return Err(sql(e)),
         };
         index.catch_up(journal)?;
         Ok(index)
     }
 
-    fn connect(path: &Path) -> Result<Index> {
-        let conn = Connection::open(path).map_err(sql)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
-        if version != SCHEMA_VERSION {
-            conn.execute_batch(
-                "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS items;
-                 DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS questions;
-                 DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices;",
-            )
-            .map_err(sql)?;
-            conn.execute_batch(SCHEMA).map_err(sql)?;
-            conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
+    fn connect(path: &Path) -> rusqlite::Result<Index> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Check and create the schema inside one write transaction, so processes that
+        // open a fresh index at the same moment can't drop each other's tables.
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let setup = (|| -> rusqlite::Result<()> {
+            let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            if version != SCHEMA_VERSION {
+                conn.execute_batch(
+                    "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS items;
+                     DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS questions;
+                     DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices;",
+                )?;
+                conn.execute_batch(SCHEMA)?;
+                conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            }
+            Ok(())
+        })();
+        match setup {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
         }
         Ok(Index { conn })
     }
@@ -124,7 +140,7 @@ impl Index {
                 Err(e) => return Err(e.into()),
             }
         }
-        let mut index = Index::connect(&path)?;
+        let mut index = Index::connect(&path).map_err(sql)?;
         // Read the change log's size first: anything appended during the scan is named
         // after this offset and caught up by the next read.
         let changes_len = file_len(&journal.changes_file());
@@ -149,13 +165,17 @@ impl Index {
         if get_meta(&self.conn, "changes")? == Some(len as i64) {
             return Ok(());
         }
-        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sql)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
         let stored = get_meta(&tx, "changes")?;
         let (names, end) = match stored {
             Some(off) if off as u64 <= len => read_names(&changes, off as u64)?,
             // Never indexed, or the change log was replaced: look at every file.
             _ => {
-                let mut all: BTreeSet<String> = journal.item_ids()?.iter().map(ItemId::to_string).collect();
+                let mut all: BTreeSet<String> =
+                    journal.item_ids()?.iter().map(ItemId::to_string).collect();
                 all.insert(REPO_FILE.to_string());
                 (all, len)
             }
@@ -183,11 +203,15 @@ impl Index {
     pub fn item(&self, id: ItemId) -> Result<Option<Item>> {
         let json: Option<String> = self
             .conn
-            .query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| r.get(0))
+            .query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(sql)?;
         match json {
-            Some(j) => serde_json::from_str(&j).map(Some).map_err(HallError::internal),
+            Some(j) => serde_json::from_str(&j)
+                .map(Some)
+                .map_err(HallError::internal),
             None => Ok(None),
         }
     }
@@ -201,17 +225,26 @@ impl Index {
                  ORDER BY state IN ('closed','dropped'), num DESC LIMIT 1",
             )
             .map_err(sql)?;
-        stmt.query_row(params![toplevel, branch], |r| r.get::<_, u32>(0)).optional().map(|o| o.map(ItemId)).map_err(sql)
+        stmt.query_row(params![toplevel, branch], |r| r.get::<_, u32>(0))
+            .optional()
+            .map(|o| o.map(ItemId))
+            .map_err(sql)
     }
 
     pub fn count_by_state(&self) -> Result<Vec<(State, u64)>> {
-        let mut stmt = self.conn.prepare_cached("SELECT state, COUNT(*) FROM items GROUP BY state").map_err(sql)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT state, COUNT(*) FROM items GROUP BY state")
+            .map_err(sql)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
             .map_err(sql)?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(sql)?;
-        Ok(rows.into_iter().filter_map(|(s, n)| State::parse(&s).map(|st| (st, n as u64))).collect())
+        Ok(rows
+            .into_iter()
+            .filter_map(|(s, n)| State::parse(&s).map(|st| (st, n as u64)))
+            .collect())
     }
 
     /// The newest events across all files: (item, line, t, event, actor).
@@ -272,15 +305,22 @@ impl Index {
     }
 
     pub fn dismissed(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self.conn.prepare_cached("SELECT key, stamp FROM dismissed").map_err(sql)?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(sql)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, stamp FROM dismissed")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
     }
 
     pub fn notices(&self) -> Result<Vec<NoticeRow>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT item,t,kind,message,session FROM notices WHERE cleared = 0 ORDER BY t, id")
+            .prepare_cached(
+                "SELECT item,t,kind,message,session FROM notices WHERE cleared = 0 ORDER BY t, id",
+            )
             .map_err(sql)?;
         let rows = stmt
             .query_map([], |r| {
@@ -297,7 +337,12 @@ impl Index {
     }
 
     /// Usage totals grouped by `by` (item, room, role, model, day).
-    pub fn usage(&self, by: &str, since: Option<&str>, item: Option<ItemId>) -> Result<Vec<UsageRow>> {
+    pub fn usage(
+        &self,
+        by: &str,
+        since: Option<&str>,
+        item: Option<ItemId>,
+    ) -> Result<Vec<UsageRow>> {
         let key = match by {
             "item" => "COALESCE(printf('H-%04d', item), '(no item)')",
             "role" => "role",
@@ -331,7 +376,10 @@ impl Index {
     }
 
     pub fn event_count(&self) -> Result<u64> {
-        self.conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql)
+        self.conn
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(sql)
     }
 }
 
@@ -409,18 +457,31 @@ fn row_to_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
     })
 }
 
+/// Whether SQLite says the file is not a usable database (as opposed to busy or I/O).
+fn is_damaged(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
 fn get_meta(conn: &Connection, key: &str) -> Result<Option<i64>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional().map_err(sql)
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()
+        .map_err(sql)
 }
 
 fn set_meta(tx: &Transaction<'_>, key: &str, value: i64) -> Result<()> {
-    tx.execute("INSERT INTO meta(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value = ?2", params![key, value])
-        .map(|_| ())
-        .map_err(sql)
+    tx.execute(
+        "INSERT INTO meta(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+        params![key, value],
+    )
+    .map(|_| ())
+    .map_err(sql)
 }
 
 /// Names of files appended to since `offset`, up to the last complete line.
@@ -430,7 +491,11 @@ fn read_names(path: &Path, offset: u64) -> Result<(BTreeSet<String>, u64)> {
     let mut buf = String::new();
     f.read_to_string(&mut buf)?;
     let complete = buf.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let names = buf[..complete].lines().map(str::to_string).filter(|l| !l.is_empty()).collect();
+    let names = buf[..complete]
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect();
     Ok((names, offset + complete as u64))
 }
 
@@ -440,9 +505,11 @@ fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<Reb
         return Ok(RebuildStats::default());
     };
     let (offset, lines): (u64, u64) = tx
-        .query_row("SELECT offset, lines FROM files WHERE name = ?1", [name], |r| {
-            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
-        })
+        .query_row(
+            "SELECT offset, lines FROM files WHERE name = ?1",
+            [name],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+        )
         .optional()
         .map_err(sql)?
         .unwrap_or((0, 0));
@@ -461,20 +528,32 @@ fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<Reb
     let item_id = name.parse::<ItemId>().ok();
     let mut item: Option<Item> = match item_id {
         Some(id) => Some(
-            tx.query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| r.get::<_, String>(0))
-                .optional()
-                .map_err(sql)?
-                .and_then(|j| serde_json::from_str(&j).ok())
-                .unwrap_or_default(),
+            tx.query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()
+            .map_err(sql)?
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default(),
         ),
         None => None,
     };
     let item_num = item_id.map(|i| i.0);
     let mut insert_event = tx
-        .prepare_cached("INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)")
+        .prepare_cached(
+            "INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)",
+        )
         .map_err(sql)?;
     for (e, line) in contents.events.iter().zip(&contents.line_numbers) {
-        insert_event.execute(params![item_num.unwrap_or(0), line, e.t, e.kind.name(), e.actor]).map_err(sql)?;
+        insert_event
+            .execute(params![
+                item_num.unwrap_or(0),
+                line,
+                e.t,
+                e.kind.name(),
+                e.actor
+            ])
+            .map_err(sql)?;
         record_side_tables(tx, item_num.or(e.item.map(|i| i.0)), e)?;
         if let Some(it) = item.as_mut() {
             it.apply(e);
@@ -508,10 +587,18 @@ fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<Reb
     }
     tx.execute(
         "INSERT OR REPLACE INTO files(name, offset, lines) VALUES(?1,?2,?3)",
-        params![name, (offset + contents.complete_len) as i64, contents.lines as i64],
+        params![
+            name,
+            (offset + contents.complete_len) as i64,
+            contents.lines as i64
+        ],
     )
     .map_err(sql)?;
-    Ok(RebuildStats { files: 1, events: contents.events.len() as u64, torn: contents.torn.len() as u64 })
+    Ok(RebuildStats {
+        files: 1,
+        events: contents.events.len() as u64,
+        torn: contents.torn.len() as u64,
+    })
 }
 
 fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Result<()> {
@@ -537,7 +624,14 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
             ])
             .map_err(sql)?;
         }
-        EventKind::Asked { qid, question, options, default, wait_until, session } => {
+        EventKind::Asked {
+            qid,
+            question,
+            options,
+            default,
+            wait_until,
+            session,
+        } => {
             tx.execute(
                 "INSERT OR REPLACE INTO questions(qid,item,question,options,dflt,asked,wait_until,session,answer,by_default)
                  VALUES(?1,?2,?3,?4,?5,?6,?7,?8,NULL,0)",
@@ -554,7 +648,11 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
             )
             .map_err(sql)?;
         }
-        EventKind::Answered { qid, answer, by_default } => {
+        EventKind::Answered {
+            qid,
+            answer,
+            by_default,
+        } => {
             tx.execute(
                 "UPDATE questions SET answer = ?2, by_default = ?3 WHERE qid = ?1",
                 params![qid.0, answer, *by_default as i64],
@@ -562,19 +660,32 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
             .map_err(sql)?;
         }
         EventKind::InboxDismissed { key, stamp } => {
-            tx.execute("INSERT OR REPLACE INTO dismissed(key, stamp) VALUES(?1, ?2)", params![key, stamp]).map_err(sql)?;
+            tx.execute(
+                "INSERT OR REPLACE INTO dismissed(key, stamp) VALUES(?1, ?2)",
+                params![key, stamp],
+            )
+            .map_err(sql)?;
         }
-        EventKind::Notification { kind, message, session } => {
+        EventKind::Notification {
+            kind,
+            message,
+            session,
+        } => {
             tx.execute(
                 "INSERT INTO notices(item,t,kind,message,session) VALUES(?1,?2,?3,?4,?5)",
                 params![item, e.t, kind, message, session],
             )
             .map_err(sql)?;
         }
-        EventKind::Prompt { session: Some(s), .. } => {
+        EventKind::Prompt {
+            session: Some(s), ..
+        } => {
             // A new prompt in a session answers its "session waiting" notice.
-            tx.execute("UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting'", [s])
-                .map_err(sql)?;
+            tx.execute(
+                "UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting'",
+                [s],
+            )
+            .map_err(sql)?;
         }
         _ => {}
     }

@@ -21,23 +21,61 @@ pub enum Action {
         on_base: bool,
     },
     /// Freeze `sha` and queue it.
-    Ready { sha: String, note: Option<String>, on_base: bool },
-    PullBack { reason: Option<String> },
-    Drop { reason: String },
-    Retry { reason: String, tokens: Option<u64> },
-    ChecksPassed { sha: String },
-    ChecksFailed { sha: String, failed: Vec<String>, max_check_failures: u32 },
-    Verdict { sha: String, approved: bool, findings: Vec<Finding>, model: Option<String>, max_rejects: u32 },
-    FixSubmitted { sha: String, fixed: Vec<String>, disputed: Vec<Dispute> },
-    Shipped { pr: Option<String> },
+    Ready {
+        sha: String,
+        note: Option<String>,
+        on_base: bool,
+    },
+    PullBack {
+        reason: Option<String>,
+    },
+    Drop {
+        reason: String,
+    },
+    Retry {
+        reason: String,
+        tokens: Option<u64>,
+    },
+    ChecksPassed {
+        sha: String,
+    },
+    ChecksFailed {
+        sha: String,
+        failed: Vec<String>,
+        max_check_failures: u32,
+    },
+    Verdict {
+        sha: String,
+        approved: bool,
+        findings: Vec<Finding>,
+        model: Option<String>,
+        max_rejects: u32,
+    },
+    FixSubmitted {
+        sha: String,
+        fixed: Vec<String>,
+        disputed: Vec<Dispute>,
+    },
+    Shipped {
+        pr: Option<String>,
+    },
     /// The shipper's rebase conflicted or changed the patch.
-    RebaseFailed { reason: String },
+    RebaseFailed {
+        reason: String,
+    },
     /// The Delivery office or the merger brings a closed item back.
-    Reopen { reason: String },
+    Reopen {
+        reason: String,
+    },
     /// Reopened for red CI, which passed on a re-run with nothing moved.
     Restore,
-    RequestRebase { base: String },
-    Hold { kind: HoldKind, reason: String },
+    RequestRebase {
+        base: String,
+    },
+    Hold {
+        kind: HoldKind,
+        reason: String,
+    },
 }
 
 impl Action {
@@ -69,7 +107,11 @@ pub enum Refusal {
     /// The action is not allowed from this state.
     WrongState { state: State, action: &'static str },
     /// `ready` at a SHA other than the one in the loop.
-    InReview { state: State, round: u32, sha: String },
+    InReview {
+        state: State,
+        round: u32,
+        sha: String,
+    },
     /// A rebase request stands and the branch isn't on its base yet.
     RebasePending { base: String },
     /// `retry` on an item that is neither escalated nor held.
@@ -81,16 +123,31 @@ pub enum Refusal {
 pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
     use State::*;
     let state = item.state;
-    let wrong = || Refusal::WrongState { state, action: action.name() };
+    let wrong = || Refusal::WrongState {
+        state,
+        action: action.name(),
+    };
     let in_loop_at = |sha: &str| -> Result<Vec<EventKind>, Refusal> {
         if item.sha.as_deref() == Some(sha) {
             Ok(Vec::new())
         } else {
-            Err(Refusal::InReview { state, round: item.round, sha: item.sha.clone().unwrap_or_default() })
+            Err(Refusal::InReview {
+                state,
+                round: item.round,
+                sha: item.sha.clone().unwrap_or_default(),
+            })
         }
     };
     match action {
-        Action::ProposeReady { sha, summary, why, how, ask, auto_ready, on_base } => match state {
+        Action::ProposeReady {
+            sha,
+            summary,
+            why,
+            how,
+            ask,
+            auto_ready,
+            on_base,
+        } => match state {
             Development => {
                 rebase_clear(item, *on_base)?;
                 let proposed = EventKind::ProposedReady {
@@ -122,20 +179,33 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
         Action::PullBack { reason } => match state {
             Development => Ok(Vec::new()),
             AwaitingYou | Checks | Review | Fixing | Escalated | Hallmarked => {
-                Ok(vec![EventKind::PulledBack { from: state, reason: reason.clone() }])
+                Ok(vec![EventKind::PulledBack {
+                    from: state,
+                    reason: reason.clone(),
+                }])
             }
             Closed | Dropped => Err(wrong()),
         },
         Action::Drop { reason } => match state {
             Dropped => Ok(Vec::new()),
             Closed => Err(wrong()),
-            _ => Ok(vec![EventKind::Dropped { reason: reason.clone() }]),
+            _ => Ok(vec![EventKind::Dropped {
+                reason: reason.clone(),
+            }]),
         },
         Action::Retry { reason, tokens } => {
             if let Some(hold) = &item.hold {
-                Ok(vec![EventKind::Retried { reason: reason.clone(), tokens: *tokens, released: Some(hold.kind) }])
+                Ok(vec![EventKind::Retried {
+                    reason: reason.clone(),
+                    tokens: *tokens,
+                    released: Some(hold.kind),
+                }])
             } else if state == Escalated {
-                Ok(vec![EventKind::Retried { reason: reason.clone(), tokens: *tokens, released: None }])
+                Ok(vec![EventKind::Retried {
+                    reason: reason.clone(),
+                    tokens: *tokens,
+                    released: None,
+                }])
             } else {
                 Err(Refusal::NothingToRetry { state })
             }
@@ -144,9 +214,16 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             Checks => Ok(vec![EventKind::ChecksPassed { sha: sha.clone() }]),
             _ => Err(wrong()),
         },
-        Action::ChecksFailed { sha, failed, max_check_failures } => match state {
+        Action::ChecksFailed {
+            sha,
+            failed,
+            max_check_failures,
+        } => match state {
             Checks => {
-                let mut events = vec![EventKind::ChecksFailed { sha: sha.clone(), failed: failed.clone() }];
+                let mut events = vec![EventKind::ChecksFailed {
+                    sha: sha.clone(),
+                    failed: failed.clone(),
+                }];
                 if item.check_failures + 1 >= *max_check_failures {
                     events.push(EventKind::Held {
                         kind: HoldKind::Checks,
@@ -157,7 +234,13 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             }
             _ => Err(wrong()),
         },
-        Action::Verdict { sha, approved, findings, model, max_rejects } => match state {
+        Action::Verdict {
+            sha,
+            approved,
+            findings,
+            model,
+            max_rejects,
+        } => match state {
             Review => {
                 let verdict = EventKind::Verdict {
                     sha: sha.clone(),
@@ -167,7 +250,13 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                     model: model.clone(),
                 };
                 if *approved {
-                    Ok(vec![verdict, EventKind::Hallmarked { sha: sha.clone(), round: item.round }])
+                    Ok(vec![
+                        verdict,
+                        EventKind::Hallmarked {
+                            sha: sha.clone(),
+                            round: item.round,
+                        },
+                    ])
                 } else if item.rejects + 1 >= max_rejects.saturating_add(item.extra_rounds) {
                     let reason = format!("{} rejected reviews", item.rejects + 1);
                     Ok(vec![verdict, EventKind::Escalated { reason }])
@@ -177,7 +266,11 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             }
             _ => Err(wrong()),
         },
-        Action::FixSubmitted { sha, fixed, disputed } => match state {
+        Action::FixSubmitted {
+            sha,
+            fixed,
+            disputed,
+        } => match state {
             Fixing => Ok(vec![EventKind::FixSubmitted {
                 sha: sha.clone(),
                 fixed: fixed.clone(),
@@ -194,11 +287,16 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             _ => Err(wrong()),
         },
         Action::RebaseFailed { reason } => match state {
-            Hallmarked => Ok(vec![EventKind::PulledBack { from: state, reason: Some(reason.clone()) }]),
+            Hallmarked => Ok(vec![EventKind::PulledBack {
+                from: state,
+                reason: Some(reason.clone()),
+            }]),
             _ => Err(wrong()),
         },
         Action::Reopen { reason } => match state {
-            Closed => Ok(vec![EventKind::Reopened { reason: reason.clone() }]),
+            Closed => Ok(vec![EventKind::Reopened {
+                reason: reason.clone(),
+            }]),
             _ => Err(wrong()),
         },
         Action::Restore => match state {
@@ -210,17 +308,29 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             _ => Ok(vec![EventKind::RebaseRequested { base: base.clone() }]),
         },
         Action::Hold { kind, reason } => match state {
-            s if s.is_terminal() && !matches!(kind, HoldKind::MergeFailed | HoldKind::Lit | HoldKind::CiFailed) => {
+            s if s.is_terminal()
+                && !matches!(
+                    kind,
+                    HoldKind::MergeFailed | HoldKind::Lit | HoldKind::CiFailed
+                ) =>
+            {
                 Err(wrong())
             }
             Dropped => Err(wrong()),
-            _ => Ok(vec![EventKind::Held { kind: *kind, reason: reason.clone() }]),
+            _ => Ok(vec![EventKind::Held {
+                kind: *kind,
+                reason: reason.clone(),
+            }]),
         },
     }
 }
 
 fn ready_event(item: &Item, sha: &str, note: Option<String>) -> EventKind {
-    EventKind::Ready { sha: sha.to_string(), round: item.round + 1, note }
+    EventKind::Ready {
+        sha: sha.to_string(),
+        round: item.round + 1,
+        note,
+    }
 }
 
 /// A standing rebase request blocks `ready` until the branch is on its base; the request

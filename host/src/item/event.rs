@@ -369,7 +369,11 @@ mod tests {
         assert_eq!(e.item, Some(ItemId(42)));
         assert_eq!(
             e.kind,
-            EventKind::Ready { sha: "7c2d018".into(), round: 1, note: Some("cap at 6 attempts done".into()) }
+            EventKind::Ready {
+                sha: "7c2d018".into(),
+                round: 1,
+                note: Some("cap at 6 attempts done".into())
+            }
         );
         let again = decode(&encode(&e)).expect("round trip");
         assert_eq!(again, e);
@@ -377,13 +381,15 @@ mod tests {
 
     #[test]
     fn unknown_kinds_are_kept_as_other() {
-        let e = decode(r#"{"v":1,"t":"x","actor":"you","event":"teleported","where":"mars"}"#).expect("decodes");
+        let e = decode(r#"{"v":1,"t":"x","actor":"you","event":"teleported","where":"mars"}"#)
+            .expect("decodes");
         assert_eq!(e.kind, EventKind::Other);
     }
 
     #[test]
     fn newer_versions_are_named() {
-        let err = decode(r#"{"v":9,"t":"x","actor":"you","event":"ready","sha":"a","round":1}"#).unwrap_err();
+        let err = decode(r#"{"v":9,"t":"x","actor":"you","event":"ready","sha":"a","round":1}"#)
+            .unwrap_err();
         assert!(err.to_string().contains("v9"), "{err}");
     }
 

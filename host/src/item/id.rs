@@ -26,8 +26,17 @@ pub struct BadId {
     pub example: &'static str,
 }
 
-fn parse_number(s: &str, prefix: char, what: &'static str, example: &'static str) -> Result<u32, BadId> {
-    let bad = || BadId { input: s.to_string(), what, example };
+fn parse_number(
+    s: &str,
+    prefix: char,
+    what: &'static str,
+    example: &'static str,
+) -> Result<u32, BadId> {
+    let bad = || BadId {
+        input: s.to_string(),
+        what,
+        example,
+    };
     let t = s.trim();
     let digits = match t.chars().next() {
         Some(c) if c.eq_ignore_ascii_case(&prefix) => t[1..].strip_prefix('-').ok_or_else(bad)?,
@@ -110,7 +119,17 @@ mod tests {
 
     #[test]
     fn item_ids_reject_garbage() {
-        for s in ["", "H-", "H42x", "0", "H-0", "Q-4", "-4", "4.2", "99999999999"] {
+        for s in [
+            "",
+            "H-",
+            "H42x",
+            "0",
+            "H-0",
+            "Q-4",
+            "-4",
+            "4.2",
+            "99999999999",
+        ] {
             assert!(s.parse::<ItemId>().is_err(), "{s}");
         }
     }

@@ -12,7 +12,20 @@ use super::event::{Event, EventKind, HoldKind, Source};
 use super::id::{ItemId, QuestionId};
 
 /// Where an item is in the loop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     #[default]
@@ -65,7 +78,10 @@ impl State {
 
     /// The states a script drives, where `ready` at the same SHA is a no-op.
     pub fn in_loop(self) -> bool {
-        matches!(self, State::Checks | State::Review | State::Fixing | State::Hallmarked)
+        matches!(
+            self,
+            State::Checks | State::Review | State::Fixing | State::Hallmarked
+        )
     }
 
     /// The room of the building that holds this state.
@@ -189,7 +205,16 @@ impl Item {
             self.id = event.item;
         }
         match &event.kind {
-            EventKind::Created { title, branch, base, worktree, source, issue, pr, .. } => {
+            EventKind::Created {
+                title,
+                branch,
+                base,
+                worktree,
+                source,
+                issue,
+                pr,
+                ..
+            } => {
                 self.title = title.clone();
                 self.branch = branch.clone();
                 self.base = base.clone();
@@ -223,7 +248,9 @@ impl Item {
                 self.hold = None;
                 self.enter(State::Dropped, t);
             }
-            EventKind::Retried { tokens, released, .. } => {
+            EventKind::Retried {
+                tokens, released, ..
+            } => {
                 if let Some(n) = tokens {
                     self.tokens_granted += n;
                 }
@@ -272,9 +299,20 @@ impl Item {
             EventKind::Restored {} => self.enter(State::Closed, t),
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
             EventKind::Held { kind, reason } => {
-                self.hold = Some(Hold { kind: *kind, reason: reason.clone(), since: t.to_string() });
+                self.hold = Some(Hold {
+                    kind: *kind,
+                    reason: reason.clone(),
+                    since: t.to_string(),
+                });
             }
-            EventKind::Asked { qid, question, options, default, wait_until, session } => {
+            EventKind::Asked {
+                qid,
+                question,
+                options,
+                default,
+                wait_until,
+                session,
+            } => {
                 self.questions.insert(
                     qid.0,
                     Question {
@@ -290,7 +328,11 @@ impl Item {
                     },
                 );
             }
-            EventKind::Answered { qid, answer, by_default } => {
+            EventKind::Answered {
+                qid,
+                answer,
+                by_default,
+            } => {
                 if let Some(q) = self.questions.get_mut(&qid.0) {
                     q.answer = Some(answer.clone());
                     q.by_default = *by_default;

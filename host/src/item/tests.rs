@@ -5,7 +5,13 @@ use super::event::{EVENT_VERSION, decode, encode};
 use super::*;
 
 fn at(step: usize, kind: EventKind) -> Event {
-    Event { v: EVENT_VERSION, t: format!("2026-01-01T00:{:02}:{:02}Z", step / 60 % 60, step % 60), actor: "you".into(), kind, item: Some(ItemId(1)) }
+    Event {
+        v: EVENT_VERSION,
+        t: format!("2026-01-01T00:{:02}:{:02}Z", step / 60 % 60, step % 60),
+        actor: "you".into(),
+        kind,
+        item: Some(ItemId(1)),
+    }
 }
 
 fn created() -> Event {
@@ -42,15 +48,29 @@ fn start() -> (Item, Vec<Event>) {
 }
 
 fn ready(sha: &str) -> Action {
-    Action::Ready { sha: sha.into(), note: None, on_base: true }
+    Action::Ready {
+        sha: sha.into(),
+        note: None,
+        on_base: true,
+    }
 }
 
 fn verdict(approved: bool) -> Action {
-    Action::Verdict { sha: "a".into(), approved, findings: vec![], model: None, max_rejects: 3 }
+    Action::Verdict {
+        sha: "a".into(),
+        approved,
+        findings: vec![],
+        model: None,
+        max_rejects: 3,
+    }
 }
 
 fn failed() -> Action {
-    Action::ChecksFailed { sha: "a".into(), failed: vec!["cargo test".into()], max_check_failures: 3 }
+    Action::ChecksFailed {
+        sha: "a".into(),
+        failed: vec!["cargo test".into()],
+        max_check_failures: 3,
+    }
 }
 
 #[test]
@@ -62,16 +82,36 @@ fn ready_is_idempotent_at_the_same_sha_and_refused_at_another() {
     assert_eq!(run(&mut item, &mut log, &ready("a")), Ok(0));
     assert_eq!(
         run(&mut item, &mut log, &ready("b")),
-        Err(Refusal::InReview { state: State::Checks, round: 1, sha: "a".into() })
+        Err(Refusal::InReview {
+            state: State::Checks,
+            round: 1,
+            sha: "a".into()
+        })
     );
 }
 
 #[test]
 fn a_standing_rebase_request_blocks_ready_and_is_kept() {
     let (mut item, mut log) = start();
-    run(&mut item, &mut log, &Action::RequestRebase { base: "main".into() }).expect("request");
-    let blocked = Action::Ready { sha: "a".into(), note: None, on_base: false };
-    assert_eq!(run(&mut item, &mut log, &blocked), Err(Refusal::RebasePending { base: "main".into() }));
+    run(
+        &mut item,
+        &mut log,
+        &Action::RequestRebase {
+            base: "main".into(),
+        },
+    )
+    .expect("request");
+    let blocked = Action::Ready {
+        sha: "a".into(),
+        note: None,
+        on_base: false,
+    };
+    assert_eq!(
+        run(&mut item, &mut log, &blocked),
+        Err(Refusal::RebasePending {
+            base: "main".into()
+        })
+    );
     let propose = Action::ProposeReady {
         sha: "a".into(),
         summary: "s".into(),
@@ -81,7 +121,12 @@ fn a_standing_rebase_request_blocks_ready_and_is_kept() {
         auto_ready: true,
         on_base: false,
     };
-    assert_eq!(run(&mut item, &mut log, &propose), Err(Refusal::RebasePending { base: "main".into() }));
+    assert_eq!(
+        run(&mut item, &mut log, &propose),
+        Err(Refusal::RebasePending {
+            base: "main".into()
+        })
+    );
     assert_eq!(item.rebase_requested.as_deref(), Some("main"));
     run(&mut item, &mut log, &ready("a")).expect("on base now");
     assert_eq!(item.rebase_requested, None);
@@ -100,7 +145,11 @@ fn propose_ready_waits_for_you_when_asked_or_when_questions_are_open() {
     };
     let (mut item, mut log) = start();
     run(&mut item, &mut log, &propose(false, true)).expect("proposes");
-    assert_eq!(item.state, State::Checks, "auto_ready with nothing to confirm goes straight to checks");
+    assert_eq!(
+        item.state,
+        State::Checks,
+        "auto_ready with nothing to confirm goes straight to checks"
+    );
 
     let (mut item, mut log) = start();
     run(&mut item, &mut log, &propose(true, true)).expect("proposes");
@@ -111,18 +160,25 @@ fn propose_ready_waits_for_you_when_asked_or_when_questions_are_open() {
     assert_eq!(item.state, State::AwaitingYou, "auto_ready off");
 
     let (mut item, mut log) = start();
-    let asked = at(1, EventKind::Asked {
-        qid: QuestionId(1),
-        question: "billed or raw?".into(),
-        options: vec![],
-        default: None,
-        wait_until: None,
-        session: None,
-    });
+    let asked = at(
+        1,
+        EventKind::Asked {
+            qid: QuestionId(1),
+            question: "billed or raw?".into(),
+            options: vec![],
+            default: None,
+            wait_until: None,
+            session: None,
+        },
+    );
     item.apply(&asked);
     log.push(asked);
     run(&mut item, &mut log, &propose(false, true)).expect("proposes");
-    assert_eq!(item.state, State::AwaitingYou, "an open question is left to confirm");
+    assert_eq!(
+        item.state,
+        State::AwaitingYou,
+        "an open question is left to confirm"
+    );
     run(&mut item, &mut log, &ready("a")).expect("you confirm");
     assert_eq!(item.state, State::Checks);
 }
@@ -130,11 +186,23 @@ fn propose_ready_waits_for_you_when_asked_or_when_questions_are_open() {
 #[test]
 fn pull_back_works_from_every_listed_state() {
     let paths: Vec<Vec<Action>> = vec![
-        vec![Action::ProposeReady { sha: "a".into(), summary: "s".into(), why: None, how: None, ask: true, auto_ready: true, on_base: true }],
+        vec![Action::ProposeReady {
+            sha: "a".into(),
+            summary: "s".into(),
+            why: None,
+            how: None,
+            ask: true,
+            auto_ready: true,
+            on_base: true,
+        }],
         vec![ready("a")],
         vec![ready("a"), Action::ChecksPassed { sha: "a".into() }],
         vec![ready("a"), failed()],
-        vec![ready("a"), Action::ChecksPassed { sha: "a".into() }, verdict(true)],
+        vec![
+            ready("a"),
+            Action::ChecksPassed { sha: "a".into() },
+            verdict(true),
+        ],
     ];
     let mut seen = Vec::new();
     for path in paths {
@@ -143,7 +211,14 @@ fn pull_back_works_from_every_listed_state() {
             run(&mut item, &mut log, a).expect("path is legal");
         }
         seen.push(item.state);
-        run(&mut item, &mut log, &Action::PullBack { reason: Some("not yet".into()) }).expect("pull-back");
+        run(
+            &mut item,
+            &mut log,
+            &Action::PullBack {
+                reason: Some("not yet".into()),
+            },
+        )
+        .expect("pull-back");
         assert_eq!(item.state, State::Development);
     }
     let (mut item, mut log) = escalated();
@@ -152,7 +227,14 @@ fn pull_back_works_from_every_listed_state() {
     assert_eq!(item.state, State::Development);
     assert_eq!(
         seen,
-        vec![State::AwaitingYou, State::Checks, State::Review, State::Fixing, State::Hallmarked, State::Escalated]
+        vec![
+            State::AwaitingYou,
+            State::Checks,
+            State::Review,
+            State::Fixing,
+            State::Hallmarked,
+            State::Escalated
+        ]
     );
 }
 
@@ -160,25 +242,64 @@ fn escalated() -> (Item, Vec<Event>) {
     let (mut item, mut log) = start();
     run(&mut item, &mut log, &ready("a")).expect("ready");
     for round in 0..3 {
-        run(&mut item, &mut log, &Action::ChecksPassed { sha: "a".into() }).expect("pass");
+        run(
+            &mut item,
+            &mut log,
+            &Action::ChecksPassed { sha: "a".into() },
+        )
+        .expect("pass");
         run(&mut item, &mut log, &verdict(false)).expect("reject");
         if round < 2 {
             assert_eq!(item.state, State::Fixing);
-            run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] })
-                .expect("fix");
+            run(
+                &mut item,
+                &mut log,
+                &Action::FixSubmitted {
+                    sha: "a".into(),
+                    fixed: vec![],
+                    disputed: vec![],
+                },
+            )
+            .expect("fix");
         }
     }
-    assert_eq!(item.state, State::Escalated, "the third rejection escalates");
+    assert_eq!(
+        item.state,
+        State::Escalated,
+        "the third rejection escalates"
+    );
     (item, log)
 }
 
 #[test]
 fn max_rejects_escalates_and_retry_allows_exactly_one_more_round() {
     let (mut item, mut log) = escalated();
-    run(&mut item, &mut log, &Action::Retry { reason: "one more".into(), tokens: None }).expect("retry");
+    run(
+        &mut item,
+        &mut log,
+        &Action::Retry {
+            reason: "one more".into(),
+            tokens: None,
+        },
+    )
+    .expect("retry");
     assert_eq!(item.state, State::Fixing);
-    run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] }).expect("fix");
-    run(&mut item, &mut log, &Action::ChecksPassed { sha: "a".into() }).expect("pass");
+    run(
+        &mut item,
+        &mut log,
+        &Action::FixSubmitted {
+            sha: "a".into(),
+            fixed: vec![],
+            disputed: vec![],
+        },
+    )
+    .expect("fix");
+    run(
+        &mut item,
+        &mut log,
+        &Action::ChecksPassed { sha: "a".into() },
+    )
+    .expect("pass");
     run(&mut item, &mut log, &verdict(false)).expect("reject");
     assert_eq!(item.state, State::Escalated);
 }
@@ -190,14 +311,34 @@ fn max_check_failures_in_a_row_holds_and_retry_releases() {
     for n in 1..=3 {
         run(&mut item, &mut log, &failed()).expect("fail");
         assert_eq!(item.state, State::Fixing);
-        assert_eq!(item.hold.is_some(), n == 3, "held only on the third failure in a row");
+        assert_eq!(
+            item.hold.is_some(),
+            n == 3,
+            "held only on the third failure in a row"
+        );
         if n < 3 {
-            run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] })
-                .expect("fix");
+            run(
+                &mut item,
+                &mut log,
+                &Action::FixSubmitted {
+                    sha: "a".into(),
+                    fixed: vec![],
+                    disputed: vec![],
+                },
+            )
+            .expect("fix");
         }
     }
     assert_eq!(item.hold.as_ref().map(|h| h.kind), Some(HoldKind::Checks));
-    run(&mut item, &mut log, &Action::Retry { reason: "try again".into(), tokens: None }).expect("retry");
+    run(
+        &mut item,
+        &mut log,
+        &Action::Retry {
+            reason: "try again".into(),
+            tokens: None,
+        },
+    )
+    .expect("retry");
     assert_eq!(item.hold, None);
     assert_eq!(item.state, State::Fixing);
 }
@@ -208,11 +349,34 @@ fn a_pass_resets_the_failure_streak() {
     run(&mut item, &mut log, &ready("a")).expect("ready");
     for _ in 0..2 {
         run(&mut item, &mut log, &failed()).expect("fail");
-        run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] }).expect("fix");
+        run(
+            &mut item,
+            &mut log,
+            &Action::FixSubmitted {
+                sha: "a".into(),
+                fixed: vec![],
+                disputed: vec![],
+            },
+        )
+        .expect("fix");
     }
-    run(&mut item, &mut log, &Action::ChecksPassed { sha: "a".into() }).expect("pass");
+    run(
+        &mut item,
+        &mut log,
+        &Action::ChecksPassed { sha: "a".into() },
+    )
+    .expect("pass");
     run(&mut item, &mut log, &verdict(false)).expect("reject");
-    run(&mut item, &mut log, &Action::FixSubmitted { sha: "a".into(), fixed: vec![], disputed: vec![] }).expect("fix");
+    run(
+        &mut item,
+        &mut log,
+        &Action::FixSubmitted {
+            sha: "a".into(),
+            fixed: vec![],
+            disputed: vec![],
+        },
+    )
+    .expect("fix");
     run(&mut item, &mut log, &failed()).expect("fail");
     assert_eq!(item.hold, None);
 }
@@ -220,24 +384,69 @@ fn a_pass_resets_the_failure_streak() {
 #[test]
 fn terminal_states_refuse_everything_but_the_documented_ways_out() {
     let (mut item, mut log) = start();
-    run(&mut item, &mut log, &Action::Drop { reason: "no".into() }).expect("drop");
-    for a in [ready("a"), Action::PullBack { reason: None }, Action::Retry { reason: "r".into(), tokens: None }] {
+    run(
+        &mut item,
+        &mut log,
+        &Action::Drop {
+            reason: "no".into(),
+        },
+    )
+    .expect("drop");
+    for a in [
+        ready("a"),
+        Action::PullBack { reason: None },
+        Action::Retry {
+            reason: "r".into(),
+            tokens: None,
+        },
+    ] {
         assert!(run(&mut item, &mut log, &a).is_err(), "{a:?}");
     }
-    assert_eq!(run(&mut item, &mut log, &Action::Drop { reason: "again".into() }), Ok(0), "drop is idempotent");
+    assert_eq!(
+        run(
+            &mut item,
+            &mut log,
+            &Action::Drop {
+                reason: "again".into()
+            }
+        ),
+        Ok(0),
+        "drop is idempotent"
+    );
 }
 
 #[test]
 fn shipping_closes_and_reopening_and_restoring_follow_the_table() {
     let (mut item, mut log) = start();
-    for a in [ready("a"), Action::ChecksPassed { sha: "a".into() }, verdict(true)] {
+    for a in [
+        ready("a"),
+        Action::ChecksPassed { sha: "a".into() },
+        verdict(true),
+    ] {
         run(&mut item, &mut log, &a).expect("loop");
     }
     assert_eq!(item.hallmark.as_deref(), Some("a"));
-    run(&mut item, &mut log, &Action::Shipped { pr: Some("https://pr/1".into()) }).expect("ship");
+    run(
+        &mut item,
+        &mut log,
+        &Action::Shipped {
+            pr: Some("https://pr/1".into()),
+        },
+    )
+    .expect("ship");
     assert_eq!(item.state, State::Closed);
-    assert!(run(&mut item, &mut log, &Action::Drop { reason: "x".into() }).is_err(), "closed is the end");
-    run(&mut item, &mut log, &Action::Reopen { reason: "red CI".into() }).expect("reopen");
+    assert!(
+        run(&mut item, &mut log, &Action::Drop { reason: "x".into() }).is_err(),
+        "closed is the end"
+    );
+    run(
+        &mut item,
+        &mut log,
+        &Action::Reopen {
+            reason: "red CI".into(),
+        },
+    )
+    .expect("reopen");
     assert_eq!(item.state, State::Development);
     run(&mut item, &mut log, &Action::Restore).expect("restore");
     assert_eq!(item.state, State::Closed);
@@ -245,17 +454,43 @@ fn shipping_closes_and_reopening_and_restoring_follow_the_table() {
 
 fn action() -> impl Strategy<Value = Action> {
     let sha = prop_oneof![Just("a".to_string()), Just("b".to_string())];
-    let hold = prop_oneof![Just(HoldKind::Budget), Just(HoldKind::Checks), Just(HoldKind::Lit), Just(HoldKind::CiFailed)];
+    let hold = prop_oneof![
+        Just(HoldKind::Budget),
+        Just(HoldKind::Checks),
+        Just(HoldKind::Lit),
+        Just(HoldKind::CiFailed)
+    ];
     prop_oneof![
-        (sha.clone(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(sha, ask, auto_ready, on_base)| {
-            Action::ProposeReady { sha, summary: "s".into(), why: None, how: None, ask, auto_ready, on_base }
+        (sha.clone(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+            |(sha, ask, auto_ready, on_base)| {
+                Action::ProposeReady {
+                    sha,
+                    summary: "s".into(),
+                    why: None,
+                    how: None,
+                    ask,
+                    auto_ready,
+                    on_base,
+                }
+            }
+        ),
+        (sha.clone(), any::<bool>()).prop_map(|(sha, on_base)| Action::Ready {
+            sha,
+            note: None,
+            on_base
         }),
-        (sha.clone(), any::<bool>()).prop_map(|(sha, on_base)| Action::Ready { sha, note: None, on_base }),
         Just(Action::PullBack { reason: None }),
         Just(Action::Drop { reason: "r".into() }),
-        proptest::option::of(1u64..1000).prop_map(|tokens| Action::Retry { reason: "r".into(), tokens }),
+        proptest::option::of(1u64..1000).prop_map(|tokens| Action::Retry {
+            reason: "r".into(),
+            tokens
+        }),
         sha.clone().prop_map(|sha| Action::ChecksPassed { sha }),
-        (sha.clone(), 1u32..4).prop_map(|(sha, max)| Action::ChecksFailed { sha, failed: vec![], max_check_failures: max }),
+        (sha.clone(), 1u32..4).prop_map(|(sha, max)| Action::ChecksFailed {
+            sha,
+            failed: vec![],
+            max_check_failures: max
+        }),
         (sha.clone(), any::<bool>(), 1u32..4).prop_map(|(sha, approved, max)| Action::Verdict {
             sha,
             approved,
@@ -263,13 +498,28 @@ fn action() -> impl Strategy<Value = Action> {
             model: None,
             max_rejects: max
         }),
-        sha.clone().prop_map(|sha| Action::FixSubmitted { sha, fixed: vec![], disputed: vec![] }),
-        Just(Action::Shipped { pr: Some("p".into()) }),
-        Just(Action::RebaseFailed { reason: "conflict".into() }),
-        Just(Action::Reopen { reason: "ci".into() }),
+        sha.clone().prop_map(|sha| Action::FixSubmitted {
+            sha,
+            fixed: vec![],
+            disputed: vec![]
+        }),
+        Just(Action::Shipped {
+            pr: Some("p".into())
+        }),
+        Just(Action::RebaseFailed {
+            reason: "conflict".into()
+        }),
+        Just(Action::Reopen {
+            reason: "ci".into()
+        }),
         Just(Action::Restore),
-        Just(Action::RequestRebase { base: "main".into() }),
-        hold.prop_map(|kind| Action::Hold { kind, reason: "r".into() }),
+        Just(Action::RequestRebase {
+            base: "main".into()
+        }),
+        hold.prop_map(|kind| Action::Hold {
+            kind,
+            reason: "r".into()
+        }),
     ]
 }
 

@@ -21,13 +21,23 @@ use crate::item::{Event, EventKind};
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     #[error("{path}:{line}: {reason}")]
-    Corrupt { path: PathBuf, line: u64, reason: String },
+    Corrupt {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> JournalError + '_ {
-    move |source| JournalError::Io { path: path.to_path_buf(), source }
+    move |source| JournalError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// A torn line that was skipped.
@@ -59,7 +69,10 @@ pub fn parse(path: &Path, bytes: &[u8], first_line: u64) -> Result<Contents, Jou
     let mut pos = 0usize;
     let mut line_no = first_line.saturating_sub(1);
     while pos < bytes.len() {
-        let end = bytes[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i);
+        let end = bytes[pos..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| pos + i);
         let (line, terminated) = match end {
             Some(e) => (&bytes[pos..e], true),
             None => (&bytes[pos..], false),
@@ -70,11 +83,19 @@ pub fn parse(path: &Path, bytes: &[u8], first_line: u64) -> Result<Contents, Jou
             // A tail without newline: a crash, or a write still in flight. Not ours to judge
             // as corruption; skip it and leave the offset before it.
             if let Some((l, b, reason)) = pending.take() {
-                return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+                return Err(JournalError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: l,
+                    reason: with_len(reason, b),
+                });
             }
             let decoded = std::str::from_utf8(line).ok().and_then(|s| decode(s).ok());
             if decoded.is_none() {
-                out.torn.push(Torn { line: line_no, bytes: line.len() as u64, closed: false });
+                out.torn.push(Torn {
+                    line: line_no,
+                    bytes: line.len() as u64,
+                    closed: false,
+                });
             }
             // Even a decodable tail is left for the next read: it may still be growing.
             line_no -= 1;
@@ -89,7 +110,11 @@ pub fn parse(path: &Path, bytes: &[u8], first_line: u64) -> Result<Contents, Jou
                     if let Some((l, b, reason)) = pending.take() {
                         match &event.kind {
                             EventKind::TornLine { line, .. } if *line == l => {
-                                out.torn.push(Torn { line: l, bytes: b, closed: true });
+                                out.torn.push(Torn {
+                                    line: l,
+                                    bytes: b,
+                                    closed: true,
+                                });
                             }
                             _ => {
                                 return Err(JournalError::Corrupt {
@@ -105,14 +130,22 @@ pub fn parse(path: &Path, bytes: &[u8], first_line: u64) -> Result<Contents, Jou
                 }
                 Err(e) => {
                     if let Some((l, b, reason)) = pending.take() {
-                        return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+                        return Err(JournalError::Corrupt {
+                            path: path.to_path_buf(),
+                            line: l,
+                            reason: with_len(reason, b),
+                        });
                     }
                     pending = Some((line_no, line.len() as u64, e.to_string()));
                 }
             },
             Err(_) => {
                 if let Some((l, b, reason)) = pending.take() {
-                    return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+                    return Err(JournalError::Corrupt {
+                        path: path.to_path_buf(),
+                        line: l,
+                        reason: with_len(reason, b),
+                    });
                 }
                 pending = Some((line_no, line.len() as u64, "not UTF-8".to_string()));
             }
@@ -121,7 +154,11 @@ pub fn parse(path: &Path, bytes: &[u8], first_line: u64) -> Result<Contents, Jou
         out.complete_len = pos as u64;
     }
     if let Some((l, b, reason)) = pending {
-        return Err(JournalError::Corrupt { path: path.to_path_buf(), line: l, reason: with_len(reason, b) });
+        return Err(JournalError::Corrupt {
+            path: path.to_path_buf(),
+            line: l,
+            reason: with_len(reason, b),
+        });
     }
     out.lines = line_no;
     Ok(out)
@@ -153,7 +190,12 @@ impl Locked {
     /// Opens (creating) `path`, takes the exclusive lock and reads what is there.
     pub fn open(path: &Path) -> Result<Locked, JournalError> {
         let err = io(path);
-        let mut file = OpenOptions::new().read(true).append(true).create(true).open(path).map_err(&err)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(&err)?;
         FileExt::lock(&file).map_err(&err)?;
         let mut bytes = Vec::new();
         file.seek(SeekFrom::Start(0)).map_err(&err)?;
@@ -161,12 +203,82 @@ impl Locked {
         let contents = parse(path, &bytes, 1)?;
         let tail = if (contents.complete_len as usize) < bytes.len() {
             let rest = &bytes[contents.complete_len as usize..];
-            let decodable = std::str::from_utf8(rest).ok().and_then(|s| decode(s.trim()).ok()).is_some();
-            Some(Torn { line: contents.lines + 1, bytes: rest.len() as u64, closed: decodable })
+            let decodable = std::str::from_utf8(rest)
+                .ok()
+                .and_then(|s| decode(s.trim()).ok())
+                .is_some();
+            Some(Torn {
+                line: contents.lines + 1,
+                bytes: rest.len() as u64,
+                closed: decodable,
+            })
         } else {
             None
         };
-        Ok(Locked { path: path.to_path_buf(), file, contents, tail })
+        Ok(Locked {
+            path: path.to_path_buf(),
+            file,
+            contents,
+            tail,
+        })
+    }
+
+    /// Opens `path` under the lock for appending only: instead of decoding the whole
+    /// file it looks at the tail, which is all an append needs (to close a torn line).
+    pub fn open_for_append(path: &Path) -> Result<Locked, JournalError> {
+        let err = io(path);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(&err)?;
+        FileExt::lock(&file).map_err(&err)?;
+        let len = file.seek(SeekFrom::End(0)).map_err(&err)?;
+        let mut tail = None;
+        if len > 0 {
+            // Read backwards in chunks to the last newline: the unterminated tail, if any.
+            let mut rest: Vec<u8> = Vec::new();
+            let mut pos = len;
+            loop {
+                let step = pos.min(64 * 1024);
+                pos -= step;
+                let mut chunk = vec![0u8; step as usize];
+                file.seek(SeekFrom::Start(pos)).map_err(&err)?;
+                file.read_exact(&mut chunk).map_err(&err)?;
+                chunk.extend_from_slice(&rest);
+                rest = chunk;
+                if let Some(i) = rest.iter().rposition(|&b| b == b'\n') {
+                    rest.drain(..=i);
+                    break;
+                }
+                if pos == 0 {
+                    break;
+                }
+            }
+            if !rest.is_empty() {
+                // The line number is only needed to name the torn line, so count lines once.
+                file.seek(SeekFrom::Start(0)).map_err(&err)?;
+                let mut all = Vec::new();
+                file.read_to_end(&mut all).map_err(&err)?;
+                let line = all.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+                let decodable = std::str::from_utf8(&rest)
+                    .ok()
+                    .and_then(|s| decode(s.trim()).ok())
+                    .is_some();
+                tail = Some(Torn {
+                    line,
+                    bytes: rest.len() as u64,
+                    closed: decodable,
+                });
+            }
+        }
+        Ok(Locked {
+            path: path.to_path_buf(),
+            file,
+            contents: Contents::default(),
+            tail,
+        })
     }
 
     pub fn events(&self) -> &[Event] {
@@ -198,7 +310,10 @@ impl Locked {
                     v: EVENT_VERSION,
                     t: events[0].t.clone(),
                     actor: "hall".to_string(),
-                    kind: EventKind::TornLine { line: tail.line, bytes: tail.bytes },
+                    kind: EventKind::TornLine {
+                        line: tail.line,
+                        bytes: tail.bytes,
+                    },
                     item: events[0].item,
                 };
                 buf.push_str(&encode(&marker));
@@ -213,7 +328,9 @@ impl Locked {
         self.file.write_all(buf.as_bytes()).map_err(&err)?;
         self.file.sync_data().map_err(&err)?;
         let first = self.contents.lines + 1;
-        self.contents.line_numbers.extend((0..events.len() as u64).map(|i| first + i));
+        self.contents
+            .line_numbers
+            .extend((0..events.len() as u64).map(|i| first + i));
         self.contents.lines += events.len() as u64;
         self.contents.events.extend_from_slice(events);
         Ok(())
@@ -229,7 +346,11 @@ impl Locked {
 /// `O_APPEND` keeps concurrent small writes whole.
 pub fn append_raw(path: &Path, line: &str) -> Result<(), JournalError> {
     let err = io(path);
-    let mut f = OpenOptions::new().append(true).create(true).open(path).map_err(&err)?;
+    let mut f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(&err)?;
     f.write_all(line.as_bytes()).map_err(&err)
 }
 
@@ -249,7 +370,11 @@ fn tempfile_in(dir: &Path, path: &Path) -> std::io::Result<(PathBuf, File)> {
     let stem = path.file_name().and_then(|n| n.to_str()).unwrap_or("tmp");
     for attempt in 0..100u32 {
         let candidate = dir.join(format!(".{stem}.{}.{attempt}.tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&candidate) {
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
             Ok(f) => return Ok((candidate, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -268,7 +393,10 @@ mod tests {
             v: 1,
             t: "2026-01-01T00:00:00Z".into(),
             actor: "you".into(),
-            kind: EventKind::Prompt { text: format!("p{n}"), session: None },
+            kind: EventKind::Prompt {
+                text: format!("p{n}"),
+                session: None,
+            },
             item: Some(ItemId(1)),
         }
     }
@@ -279,12 +407,21 @@ mod tests {
         let path = dir.path().join("events.jsonl");
         let mut w = Locked::open(&path).expect("open");
         w.append(&[ev(1), ev(2)]).expect("append");
-        w.file_mut().write_all(b"{\"v\":1,\"t\":\"2026").expect("torn write");
+        w.file_mut()
+            .write_all(b"{\"v\":1,\"t\":\"2026")
+            .expect("torn write");
         drop(w);
 
         let c = read(&path).expect("reads despite the torn tail");
         assert_eq!(c.events.len(), 2);
-        assert_eq!(c.torn, vec![Torn { line: 3, bytes: 16, closed: false }]);
+        assert_eq!(
+            c.torn,
+            vec![Torn {
+                line: 3,
+                bytes: 16,
+                closed: false
+            }]
+        );
 
         let mut w = Locked::open(&path).expect("open");
         w.append(&[ev(3)]).expect("append after crash");
@@ -299,9 +436,19 @@ mod tests {
             })
             .collect();
         assert_eq!(texts, ["p1", "p2", "p3"]);
-        assert_eq!(c.torn, vec![Torn { line: 3, bytes: 16, closed: true }]);
+        assert_eq!(
+            c.torn,
+            vec![Torn {
+                line: 3,
+                bytes: 16,
+                closed: true
+            }]
+        );
         let raw = std::fs::read_to_string(&path).expect("raw");
-        assert!(raw.contains("{\"v\":1,\"t\":\"2026\n"), "the fragment is kept, not rewritten: {raw}");
+        assert!(
+            raw.contains("{\"v\":1,\"t\":\"2026\n"),
+            "the fragment is kept, not rewritten: {raw}"
+        );
     }
 
     #[test]
@@ -313,6 +460,9 @@ mod tests {
         let err = read(&path).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("events.jsonl:2:"), "{msg}");
-        assert!(Locked::open(&path).is_err(), "writers refuse too, so nothing is appended after corruption");
+        assert!(
+            Locked::open(&path).is_err(),
+            "writers refuse too, so nothing is appended after corruption"
+        );
     }
 }

@@ -47,9 +47,14 @@ fn one() -> u32 {
 impl From<JournalError> for HallError {
     fn from(e: JournalError) -> Self {
         match &e {
-            JournalError::Corrupt { path, line, .. } => HallError::new(Code::JournalCorrupt, e.to_string())
-                .hint(format!("inspect line {line} of {}; fix or delete that line by hand", path.display()))
-                .hint("hall reindex"),
+            JournalError::Corrupt { path, line, .. } => {
+                HallError::new(Code::JournalCorrupt, e.to_string())
+                    .hint(format!(
+                        "inspect line {line} of {}; fix or delete that line by hand",
+                        path.display()
+                    ))
+                    .hint("hall reindex")
+            }
             JournalError::Io { .. } => HallError::internal(e),
         }
     }
@@ -130,7 +135,11 @@ impl Journal {
         };
         for entry in dir {
             let entry = entry?;
-            if let Some(id) = entry.file_name().to_str().and_then(|n| n.parse::<ItemId>().ok()) {
+            if let Some(id) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<ItemId>().ok())
+            {
                 ids.push(id);
             }
         }
@@ -170,12 +179,20 @@ impl Journal {
             self.note_change(&id.to_string());
             self.write_item_cache(&after);
         }
-        Ok(Transaction { before, after, appended: new, torn })
+        Ok(Transaction {
+            before,
+            after,
+            appended: new,
+            torn,
+        })
     }
 
     /// Reserves the next item number, lets `make` do the outside work (branch, worktree)
     /// and writes the item's first events; a failure leaves no item behind.
-    pub fn create_item(&self, make: impl FnOnce(ItemId) -> Result<Vec<Event>>) -> Result<(ItemId, Item)> {
+    pub fn create_item(
+        &self,
+        make: impl FnOnce(ItemId) -> Result<Vec<Event>>,
+    ) -> Result<(ItemId, Item)> {
         std::fs::create_dir_all(self.items_dir())?;
         loop {
             let id = ItemId(self.bump(|c| &mut c.item)?);
@@ -205,7 +222,7 @@ impl Journal {
 
     /// Appends repo-level events (prompts with no item, denials, dismissals).
     pub fn append_repo(&self, events: &[Event]) -> Result<()> {
-        let mut locked = Locked::open(&self.repo_file())?;
+        let mut locked = Locked::open_for_append(&self.repo_file())?;
         locked.append(events)?;
         drop(locked);
         self.note_change(REPO_FILE);
@@ -218,7 +235,7 @@ impl Journal {
         if !self.item_exists(id) {
             return Err(item_not_found(id));
         }
-        let mut locked = Locked::open(&self.item_file(id))?;
+        let mut locked = Locked::open_for_append(&self.item_file(id))?;
         locked.append(events)?;
         drop(locked);
         self.note_change(&id.to_string());
@@ -253,7 +270,11 @@ impl Journal {
     /// Takes the next number from `counters.json` under its lock.
     fn bump(&self, field: impl Fn(&mut Counters) -> &mut u32) -> Result<u32> {
         let lock_path = self.root.join("counters.lock");
-        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)?;
         FileExt::lock(&lock)?;
         let path = self.root.join("counters.json");
         let mut counters: Counters = match std::fs::read(&path) {
@@ -271,7 +292,11 @@ impl Journal {
 
     /// Rebuilds lost counters from what exists, so numbers are never reused.
     fn recount(&self) -> Counters {
-        let item = self.item_ids().ok().and_then(|ids| ids.last().map(|i| i.0 + 1)).unwrap_or(1);
+        let item = self
+            .item_ids()
+            .ok()
+            .and_then(|ids| ids.last().map(|i| i.0 + 1))
+            .unwrap_or(1);
         let mut question = 1;
         let mut seen = |events: &[Event]| {
             for e in events {

@@ -1,0 +1,371 @@
+//! What a Bash command line would do to the hallmark: the analysis behind the push gate,
+//! the note gate and the commit half of the edit gate.
+//!
+//! `hall hook pre-tool-use` sees every Bash command Claude is about to run. A push, a PR
+//! or a note write must not slip past the hallmark just because it was spelled
+//! `bash -ec 'cd x && git -c alias.p=push p'`, so this module parses the command with a
+//! real shell parser (brush-parser) and follows it the way the shell and git would:
+//! lists, pipelines, subshells, functions, heredocs, substitutions, wrappers such as
+//! `env -S` or `nix develop --command`, `sh -c`, `eval`, git aliases and the commands git
+//! runs by itself (`rebase -x`, editors, hooks).
+//!
+//! It is pure and fast on purpose: the hook runs before every tool call, so nothing here
+//! starts a process or touches the file system. What needs the outside world (git aliases
+//! from config, the text of a script, `[capture]` settings) comes in through
+//! [`GateContext`], asked lazily and only when the command needs it.
+//!
+//! The result has two steps. [`analyze`] lists every [`Effect`] found anywhere in the
+//! command, with the part of the command it came from. [`decide`] turns that into the
+//! gates that trigger, given the guard mode, where the command runs and who runs it.
+//! Whether `HEAD` carries a hallmark, and whether committed paths are `[capture] free`,
+//! is for the caller to check: this module only says that a hallmark or an item is needed.
+
+mod classify;
+mod gh;
+mod git;
+mod scan;
+mod shell;
+mod words;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+/// The longest command line that is parsed at all; longer input is only scanned.
+///
+/// Bounds the parser's work and memory on pathological input; real commands are far
+/// shorter.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// What the host supplies about the world outside the command text.
+///
+/// Every method is called lazily, only when the command needs the answer, so a host
+/// may run `git config` or read a file inside them without slowing ordinary commands.
+pub trait GateContext {
+    /// The value of git alias `name` from repo or global config (without `-c`), if any.
+    ///
+    /// Only asked for a git subcommand that is not one of git's own commands.
+    fn git_alias(&self, name: &str) -> Option<String>;
+
+    /// The text of the script at `path`, as written in the command, if it can be read.
+    fn read_script(&self, path: &str) -> Option<String>;
+
+    /// The leading words of the configured ship command (`ship` in `.hallmark.toml`).
+    fn ship_command(&self) -> Option<&str>;
+
+    /// `[capture] push_allow`: commands the strict guard lets through.
+    fn push_allow(&self) -> &[String];
+
+    /// A variable from the environment the command will run in, for `--config-env`.
+    ///
+    /// The default says nothing is known, which leaves such aliases unfollowable.
+    fn env_var(&self, _name: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A [`GateContext`] built from plain maps: for tests, and for callers that have
+/// already resolved everything.
+#[derive(Debug, Clone, Default)]
+pub struct StaticContext {
+    /// Git aliases by name, as `git config alias.NAME` would print them.
+    pub aliases: HashMap<String, String>,
+    /// Script texts by the path written in the command.
+    pub scripts: HashMap<String, String>,
+    /// The ship command's leading words.
+    pub ship: Option<String>,
+    /// `[capture] push_allow`.
+    pub push_allow: Vec<String>,
+    /// Environment variables visible to `--config-env`.
+    pub env: HashMap<String, String>,
+}
+
+impl GateContext for StaticContext {
+    fn git_alias(&self, name: &str) -> Option<String> {
+        self.aliases.get(name).cloned()
+    }
+    fn read_script(&self, path: &str) -> Option<String> {
+        self.scripts.get(path).cloned()
+    }
+    fn ship_command(&self) -> Option<&str> {
+        self.ship.as_deref()
+    }
+    fn push_allow(&self) -> &[String] {
+        &self.push_allow
+    }
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.env.get(name).cloned()
+    }
+}
+
+/// Something a command would do that one of the gates cares about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Sends commits somewhere: `git push`, `send-pack`, `subtree push`, `gh repo sync`…
+    Push {
+        /// The command that pushes, such as `git push` or `git svn dcommit`.
+        how: String,
+    },
+    /// Opens a pull request (`gh pr create`, `hub pull-request`).
+    PrCreate,
+    /// Merges a pull request (`gh pr merge`).
+    PrMerge,
+    /// A `gh api` call that writes a PR, a ref, a merge or contents, or a GraphQL mutation
+    /// that does.
+    GhApiWrite {
+        /// The endpoint, as written (`repos/{owner}/{repo}/pulls`, `graphql`).
+        path: String,
+        /// The HTTP method, or `mutation NAME` for GraphQL.
+        method: String,
+    },
+    /// The configured ship command.
+    ShipCommand,
+    /// Writes git notes: `git notes add`, `update-ref refs/notes/…`, a fetch into
+    /// `refs/notes/*`, a file write under `refs/notes`.
+    NoteWrite {
+        /// What writes the note.
+        how: String,
+    },
+    /// `git commit`, for the edit gate outside an item's worktree.
+    Commit {
+        /// Pathspecs given on the command line, after quote removal.
+        pathspecs: Vec<String>,
+        /// `-a`/`--all`: every tracked change is committed.
+        all: bool,
+        /// Some paths can't be known from the text (`$(…)`, `--pathspec-from-file`).
+        paths_unknown: bool,
+        /// The directory given by a preceding `cd` or `git -C`, if any.
+        dir: Option<String>,
+    },
+    /// Something that might push but can't be followed; denied only in strict mode.
+    Unfollowable {
+        /// Why it can't be followed, in words for the agent.
+        reason: String,
+    },
+}
+
+/// One effect and where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What the command would do.
+    pub effect: Effect,
+    /// The simple command it came from, words after quote removal.
+    pub snippet: String,
+    /// The outermost command that led there (`bash -c '…'`, an alias, a script), when it
+    /// differs from `snippet`.
+    pub within: Option<String>,
+}
+
+/// Everything [`analyze`] found in one command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// Effects in the order they were found, without duplicates.
+    pub findings: Vec<Finding>,
+    /// The parser's complaint when the command (or a part run by a shell) didn't parse.
+    pub parse_error: Option<String>,
+}
+
+impl Analysis {
+    /// Whether nothing of interest to any gate was found.
+    pub fn is_empty(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+/// `[capture] push_guard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GuardMode {
+    /// Also deny, inside an item's worktree, what might push but can't be followed.
+    #[default]
+    Strict,
+    /// Deny only what the parse shows.
+    Parse,
+}
+
+/// Which gate a denial belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Needs a hallmark on `HEAD`.
+    Push,
+    /// Needs `HALL_ACTOR` to be `assayer` or `shipper`.
+    Note,
+    /// Needs an item's worktree (or only `[capture] free` paths).
+    Commit,
+}
+
+/// A gate that triggers, with the reason to show the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trigger {
+    /// The gate.
+    pub gate: Gate,
+    /// One sentence naming the exact part of the command.
+    pub reason: String,
+    /// The finding behind it.
+    pub finding: Finding,
+}
+
+/// What the gates make of a command.
+///
+/// `push` means "allowed only if `HEAD` is hallmarked", which the caller checks; `note`
+/// is a plain denial; `commit` means "allowed only if its paths are all free", which
+/// the caller checks against `[capture] free` using the [`Effect::Commit`] fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decision {
+    /// The push gate: the first push-like part of the command.
+    pub push: Option<Trigger>,
+    /// The note gate: the first note write.
+    pub note: Option<Trigger>,
+    /// The commit half of the edit gate: every commit outside an item's worktree.
+    pub commits: Vec<Trigger>,
+}
+
+impl Decision {
+    /// Whether no gate triggers.
+    pub fn is_allow(&self) -> bool {
+        self.push.is_none() && self.note.is_none() && self.commits.is_empty()
+    }
+
+    /// The triggers in the order a denial should mention them: note, push, commit.
+    pub fn triggers(&self) -> impl Iterator<Item = &Trigger> {
+        self.note
+            .iter()
+            .chain(self.push.iter())
+            .chain(self.commits.iter())
+    }
+}
+
+/// Finds every push, PR, note write, commit and unfollowable part of `command`.
+///
+/// Never panics and never blocks: input that can't be parsed is reported in
+/// [`Analysis::parse_error`], with an [`Effect::Unfollowable`] for strict mode, plus
+/// whatever a cautious word scan finds for parse mode.
+pub fn analyze(command: &str, ctx: &dyn GateContext) -> Analysis {
+    let mut walker = shell::Walker::new(ctx);
+    walker.analyze_top(command);
+    let (mut findings, parse_error) = walker.finish();
+    let allow = ctx.push_allow();
+    if !allow.is_empty() {
+        findings.retain(|f| {
+            !matches!(f.effect, Effect::Unfollowable { .. }) || !is_push_allowed(f, allow)
+        });
+    }
+    Analysis {
+        findings,
+        parse_error,
+    }
+}
+
+/// Whether a `push_allow` entry covers an unfollowable finding: the entry's words are
+/// a prefix of the finding's words, or of the command that led to it.
+fn is_push_allowed(f: &Finding, allow: &[String]) -> bool {
+    let candidates = std::iter::once(f.snippet.as_str()).chain(f.within.as_deref());
+    for text in candidates {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for entry in allow {
+            let want: Vec<&str> = entry.split_whitespace().collect();
+            if !want.is_empty() && words.len() >= want.len() && words[..want.len()] == want[..] {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Turns an analysis into the gates that trigger.
+///
+/// `actor` is `HALL_ACTOR` from the hook's own environment, never from the command.
+pub fn decide(
+    analysis: &Analysis,
+    mode: GuardMode,
+    in_item_worktree: bool,
+    actor: Option<&str>,
+) -> Decision {
+    let mut d = Decision::default();
+    let note_allowed = matches!(actor, Some("assayer" | "shipper"));
+    for f in &analysis.findings {
+        let place = match &f.within {
+            Some(w) => format!("`{}` (run by `{}`)", short(&f.snippet), short(w)),
+            None => format!("`{}`", short(&f.snippet)),
+        };
+        match &f.effect {
+            Effect::NoteWrite { how } => {
+                if !note_allowed && d.note.is_none() {
+                    d.note = Some(Trigger {
+                        gate: Gate::Note,
+                        reason: format!(
+                            "{place} writes git notes ({how}); only the assayer or the shipper may write notes, because the hallmark is a note"
+                        ),
+                        finding: f.clone(),
+                    });
+                }
+            }
+            Effect::Commit { .. } => {
+                if !in_item_worktree {
+                    d.commits.push(Trigger {
+                        gate: Gate::Commit,
+                        reason: format!("{place} commits outside an item's worktree"),
+                        finding: f.clone(),
+                    });
+                }
+            }
+            Effect::Unfollowable { reason } => {
+                if mode == GuardMode::Strict && in_item_worktree && d.push.is_none() {
+                    d.push = Some(Trigger {
+                        gate: Gate::Push,
+                        reason: format!(
+                            "{place} might push, and the strict push guard can't follow it: {reason}. Run the parts separately, or add it to `[capture] push_allow` if it never pushes"
+                        ),
+                        finding: f.clone(),
+                    });
+                }
+            }
+            Effect::Push { .. }
+            | Effect::PrCreate
+            | Effect::PrMerge
+            | Effect::GhApiWrite { .. }
+            | Effect::ShipCommand => {
+                // A definite push outranks an unfollowable one already recorded.
+                let replace = match &d.push {
+                    None => true,
+                    Some(t) => matches!(t.finding.effect, Effect::Unfollowable { .. }),
+                };
+                if replace {
+                    d.push = Some(Trigger {
+                        gate: Gate::Push,
+                        reason: format!(
+                            "{place} {}; that needs a hallmark on HEAD",
+                            describe(&f.effect)
+                        ),
+                        finding: f.clone(),
+                    });
+                }
+            }
+        }
+    }
+    d
+}
+
+/// A short verb phrase for a push-gate effect.
+fn describe(e: &Effect) -> String {
+    match e {
+        Effect::Push { how } => format!("pushes ({how})"),
+        Effect::PrCreate => "opens a pull request".to_owned(),
+        Effect::PrMerge => "merges a pull request".to_owned(),
+        Effect::GhApiWrite { path, method } => format!("writes to GitHub ({method} {path})"),
+        Effect::ShipCommand => "runs the configured ship command".to_owned(),
+        Effect::NoteWrite { how } => format!("writes notes ({how})"),
+        Effect::Commit { .. } => "commits".to_owned(),
+        Effect::Unfollowable { reason } => reason.clone(),
+    }
+}
+
+/// Cuts a snippet to a length that reads well in a one-line reason.
+fn short(s: &str) -> String {
+    const MAX: usize = 120;
+    if s.chars().count() <= MAX {
+        return s.to_owned();
+    }
+    let cut: String = s.chars().take(MAX).collect();
+    format!("{cut}…")
+}

@@ -1,0 +1,427 @@
+//! Unit tests, the labelled corpus, and fuzzing for the gate analysis.
+
+use std::time::Instant;
+
+use proptest::prelude::*;
+use serde::Deserialize;
+
+use super::*;
+
+const CORPUS: &str = include_str!("../../../tests/fixtures/gate/commands.jsonl");
+const CONTEXT: &str = include_str!("../../../tests/fixtures/gate/context.json");
+
+#[derive(Deserialize)]
+struct Entry {
+    cmd: String,
+    expect: String,
+    gate: Option<String>,
+    why: String,
+    #[serde(default)]
+    r#where: Option<String>,
+    #[serde(default)]
+    actor: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Context {
+    aliases: HashMap<String, String>,
+    scripts: HashMap<String, String>,
+    ship: Option<String>,
+    push_allow: Vec<String>,
+    free: Vec<String>,
+}
+
+fn load_context() -> (StaticContext, Vec<String>) {
+    let c: Context = serde_json::from_str(CONTEXT).expect("context.json parses");
+    let ctx = StaticContext {
+        aliases: c.aliases,
+        scripts: c.scripts,
+        ship: c.ship,
+        push_allow: c.push_allow,
+        env: HashMap::new(),
+    };
+    (ctx, c.free)
+}
+
+/// `[capture] free` matching as the corpus assumes it: `dir/` is a prefix, `*.ext` a
+/// suffix, anything else an exact path.
+fn is_free(path: &str, free: &[String]) -> bool {
+    let path = path.trim_start_matches("./");
+    free.iter().any(|f| {
+        if let Some(ext) = f.strip_prefix('*') {
+            path.ends_with(ext)
+        } else if f.ends_with('/') {
+            path.starts_with(f.as_str()) || path == f.trim_end_matches('/')
+        } else {
+            path == f
+        }
+    })
+}
+
+/// The gates that would deny, with the caller's checks (hallmark absent, free paths)
+/// done the way the hook does them.
+fn denying_gates(d: &Decision, free: &[String]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if d.push.is_some() {
+        out.push("push");
+    }
+    if d.note.is_some() {
+        out.push("note");
+    }
+    for t in &d.commits {
+        if let Effect::Commit {
+            pathspecs,
+            all,
+            paths_unknown,
+            ..
+        } = &t.finding.effect
+        {
+            let free_only = !all
+                && !paths_unknown
+                && !pathspecs.is_empty()
+                && pathspecs.iter().all(|p| is_free(p, free));
+            if !free_only {
+                out.push("commit");
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn ctx() -> StaticContext {
+    load_context().0
+}
+
+fn effects(cmd: &str) -> Vec<Effect> {
+    analyze(cmd, &ctx())
+        .findings
+        .into_iter()
+        .map(|f| f.effect)
+        .collect()
+}
+
+fn pushes(cmd: &str) -> bool {
+    let a = analyze(cmd, &ctx());
+    decide(&a, GuardMode::Parse, true, None).push.is_some()
+}
+
+#[test]
+fn corpus_has_no_wrong_answers() {
+    let (ctx, free) = load_context();
+    let mut wrong = Vec::new();
+    let mut count = 0;
+    for (n, line) in CORPUS.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        count += 1;
+        let e: Entry = serde_json::from_str(line).expect("corpus line parses");
+        let in_wt = e.r#where.as_deref() != Some("main");
+        let a = analyze(&e.cmd, &ctx);
+        let strict = denying_gates(
+            &decide(&a, GuardMode::Strict, in_wt, e.actor.as_deref()),
+            &free,
+        );
+        let parse = denying_gates(
+            &decide(&a, GuardMode::Parse, in_wt, e.actor.as_deref()),
+            &free,
+        );
+        let gate = e.gate.as_deref().unwrap_or("");
+        let ok = match e.expect.as_str() {
+            "deny" => strict.contains(&gate) && parse.contains(&gate),
+            "deny-strict" => strict.contains(&gate) && parse.is_empty(),
+            "allow" => strict.is_empty() && parse.is_empty(),
+            other => panic!("line {}: unknown expectation {other}", n + 1),
+        };
+        if !ok {
+            wrong.push(format!(
+                "line {}: {:?} expected {} {} ({}); strict={strict:?} parse={parse:?}\n  {:?}",
+                n + 1,
+                e.cmd,
+                e.expect,
+                gate,
+                e.why,
+                a.findings
+            ));
+        }
+    }
+    assert!(count >= 150, "corpus has only {count} entries");
+    assert!(
+        wrong.is_empty(),
+        "{} wrong answers:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn commit_reports_pathspecs() {
+    let e = effects("git commit -m 'x y' -- docs/a.md src/b.rs");
+    assert_eq!(
+        e,
+        vec![Effect::Commit {
+            pathspecs: vec!["docs/a.md".into(), "src/b.rs".into()],
+            all: false,
+            paths_unknown: false,
+            dir: None,
+        }]
+    );
+    let e = effects("cd ../app && git commit -qam msg");
+    assert_eq!(
+        e,
+        vec![Effect::Commit {
+            pathspecs: vec![],
+            all: true,
+            paths_unknown: false,
+            dir: Some("../app".into()),
+        }]
+    );
+}
+
+#[test]
+fn heredoc_commit_message_is_one_literal_argument() {
+    let cmd = "git commit -m \"$(cat <<'EOF'\nfix: (a) b\n\nIt's git push\nEOF\n)\" -- a.rs";
+    assert_eq!(
+        effects(cmd),
+        vec![Effect::Commit {
+            pathspecs: vec!["a.rs".into()],
+            all: false,
+            paths_unknown: false,
+            dir: None,
+        }]
+    );
+}
+
+#[test]
+fn finding_names_the_command_and_its_origin() {
+    let a = analyze("cargo test && bash -c 'git push origin main'", &ctx());
+    assert_eq!(a.findings.len(), 1);
+    assert_eq!(a.findings[0].snippet, "git push origin main");
+    assert_eq!(
+        a.findings[0].within.as_deref(),
+        Some("bash -c git push origin main")
+    );
+    let d = decide(&a, GuardMode::Strict, true, None);
+    let reason = d.push.map(|t| t.reason).unwrap_or_default();
+    assert!(reason.contains("`git push origin main`"), "{reason}");
+    assert!(reason.contains("hallmark"), "{reason}");
+}
+
+#[test]
+fn strict_findings_only_count_inside_a_worktree() {
+    let a = analyze("git frobnicate", &ctx());
+    assert!(decide(&a, GuardMode::Strict, true, None).push.is_some());
+    assert!(decide(&a, GuardMode::Strict, false, None).is_allow());
+    assert!(decide(&a, GuardMode::Parse, true, None).is_allow());
+}
+
+#[test]
+fn definite_push_outranks_unfollowable() {
+    let a = analyze("git frobnicate; git push", &ctx());
+    let d = decide(&a, GuardMode::Strict, true, None);
+    let t = d.push.expect("push trigger");
+    assert!(matches!(t.finding.effect, Effect::Push { .. }));
+}
+
+#[test]
+fn note_gate_ignores_the_command_text_actor() {
+    let a = analyze("HALL_ACTOR=shipper git notes add -m x", &ctx());
+    assert!(decide(&a, GuardMode::Parse, true, None).note.is_some());
+    assert!(
+        decide(&a, GuardMode::Parse, true, Some("shipper"))
+            .note
+            .is_none()
+    );
+}
+
+#[test]
+fn alias_loops_end() {
+    let mut c = ctx();
+    c.aliases.insert("a".into(), "b".into());
+    c.aliases.insert("b".into(), "a".into());
+    let a = analyze("git a", &c);
+    assert!(
+        a.findings
+            .iter()
+            .any(|f| matches!(f.effect, Effect::Unfollowable { .. }))
+    );
+    c.aliases.insert("s".into(), "!git s".into());
+    let a = analyze("git s", &c);
+    assert!(!a.findings.is_empty());
+}
+
+#[test]
+fn deep_nesting_is_bounded() {
+    let mut cmd = "git push".to_owned();
+    for _ in 0..6 {
+        cmd = format!("bash -c {}", super::shell::quote(&cmd));
+    }
+    assert!(pushes(&cmd), "nested shells must still deny");
+    let evals = format!("{}git push", "eval ".repeat(60));
+    assert!(pushes(&evals), "deep nesting must still deny");
+    let parens = format!("{}git push{}", "(".repeat(5000), ")".repeat(5000));
+    assert!(pushes(&parens));
+    let subst = format!("{}git push{}", "$(".repeat(3000), ")".repeat(3000));
+    let _ = analyze(&subst, &ctx());
+}
+
+#[test]
+fn huge_input_is_scanned_not_parsed() {
+    let cmd = format!("{}; git push", "echo x; ".repeat(20_000));
+    assert!(cmd.len() > MAX_COMMAND_BYTES);
+    assert!(pushes(&cmd));
+}
+
+#[test]
+fn push_allow_matches_word_prefixes() {
+    let mut c = ctx();
+    c.push_allow = vec!["make release".into()];
+    let a = analyze("make release VERSION=1", &c);
+    assert!(a.is_empty());
+    // Words, not characters: `make release` doesn't cover `make release-notes`.
+    let a = analyze("make release-notes", &c);
+    assert!(!a.is_empty());
+    let a = analyze("make push", &c);
+    assert!(!a.is_empty());
+}
+
+#[test]
+fn ship_template_placeholders_end_the_match() {
+    let mut c = ctx();
+    c.ship = Some("tool ship --pr {branch} && other".into());
+    assert!(
+        analyze("tool ship --pr x", &c)
+            .findings
+            .iter()
+            .any(|f| f.effect == Effect::ShipCommand)
+    );
+    assert!(analyze("tool status", &c).is_empty());
+}
+
+/// Reports what a typical command costs; the hook runs this on every Bash call.
+#[test]
+fn typical_command_takes_microseconds() {
+    let c = ctx();
+    let cmds = [
+        "cargo test --all",
+        "git status",
+        "git add -A && git commit -m \"$(cat <<'EOF'\nfix: thing\n\nbody\nEOF\n)\"",
+        "cd host && cargo clippy --all-targets -- -D warnings 2>&1 | tail -20",
+        "git push -u origin HEAD",
+    ];
+    for cmd in cmds {
+        let _ = analyze(cmd, &c);
+    }
+    let rounds = 200;
+    let start = Instant::now();
+    for _ in 0..rounds {
+        for cmd in cmds {
+            std::hint::black_box(analyze(std::hint::black_box(cmd), &c));
+        }
+    }
+    let per = start.elapsed() / (rounds * cmds.len() as u32);
+    eprintln!("gate: analyze takes {per:?} per typical command");
+    // Generous so debug builds on a busy machine pass; release is far below.
+    assert!(per.as_millis() < 20, "analyze took {per:?}");
+}
+
+fn shellish() -> impl Strategy<Value = String> {
+    let atoms = prop::sample::select(vec![
+        "git",
+        "push",
+        "gh",
+        "pr",
+        "create",
+        "notes",
+        "add",
+        "-c",
+        "alias.p=push",
+        "p",
+        "sh",
+        "bash",
+        "-c",
+        "eval",
+        "env",
+        "-S",
+        "xargs",
+        "'",
+        "\"",
+        "$(",
+        ")",
+        "`",
+        "{",
+        "}",
+        "(",
+        ";",
+        "&&",
+        "||",
+        "|",
+        "<<",
+        "EOF",
+        "\n",
+        "$X",
+        "${X:-$(y)}",
+        "\\",
+        " ",
+        "=",
+        "X=1",
+        "$'\\x41'",
+        "<<<",
+        ">",
+        "refs/notes/*:refs/notes/*",
+        "fetch",
+        "commit",
+        "-m",
+        "!",
+        "if",
+        "then",
+        "fi",
+        "for",
+        "do",
+        "done",
+        "case",
+        "in",
+        "esac",
+        ";;",
+        "f()",
+        "[[",
+        "]]",
+        "$((",
+        "))",
+        "#",
+        "~",
+        "*",
+        "&",
+        "exec",
+        "sudo",
+        "timeout",
+        "1",
+        "-x",
+        "rebase",
+    ]);
+    prop::collection::vec(atoms, 0..40).prop_map(|v| v.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn shellish_input_never_panics(s in shellish()) {
+        let a = analyze(&s, &ctx());
+        let _ = decide(&a, GuardMode::Strict, true, None);
+        let _ = decide(&a, GuardMode::Parse, false, Some("assayer"));
+    }
+
+    #[test]
+    fn arbitrary_input_never_panics(s in "\\PC{0,300}") {
+        let a = analyze(&s, &ctx());
+        let _ = decide(&a, GuardMode::Strict, true, None);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(b in prop::collection::vec(any::<u8>(), 0..200)) {
+        let s = String::from_utf8_lossy(&b);
+        let _ = analyze(&s, &ctx());
+    }
+}

@@ -1,0 +1,383 @@
+//! Turns raw shell words into what the command will see, as far as the text says.
+//!
+//! Quote removal and escapes are applied exactly as the shell would; variables assigned
+//! to literals earlier in the line are substituted; anything else (`$HOME`, `$(…)`,
+//! arithmetic) makes the word *dynamic*. Command substitutions are not just marked: the
+//! command inside is analyzed too, since the shell runs it.
+
+use brush_parser::ParserOptions;
+use brush_parser::word::{self, ParameterExpr, WordPiece, WordPieceWithSource};
+
+use super::shell::Walker;
+
+/// One field of a command line after expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Arg {
+    /// The text after quote removal; for dynamic parts, the source text stands in.
+    pub text: String,
+    /// Part of the text comes from something the shell computes at run time.
+    pub dynamic: bool,
+}
+
+impl Arg {
+    pub(super) fn lit(s: impl Into<String>) -> Arg {
+        Arg {
+            text: s.into(),
+            dynamic: false,
+        }
+    }
+    pub(super) fn dynamic(s: impl Into<String>) -> Arg {
+        Arg {
+            text: s.into(),
+            dynamic: true,
+        }
+    }
+}
+
+/// Builds fields from pieces, splitting only where an unquoted expansion would.
+struct Fields {
+    done: Vec<Arg>,
+    cur: String,
+    dynamic: bool,
+    /// Whether anything (even an empty quoted string) started the current field.
+    started: bool,
+}
+
+impl Fields {
+    fn new() -> Self {
+        Fields {
+            done: Vec::new(),
+            cur: String::new(),
+            dynamic: false,
+            started: false,
+        }
+    }
+    fn push(&mut self, s: &str) {
+        self.cur.push_str(s);
+        self.started = true;
+    }
+    fn push_dynamic(&mut self, s: &str) {
+        self.push(s);
+        self.dynamic = true;
+    }
+    /// Appends an unquoted expansion's value, splitting it on blanks.
+    fn push_split(&mut self, value: &str) {
+        let mut parts = value.split([' ', '\t', '\n']).peekable();
+        let leading_blank = value.starts_with([' ', '\t', '\n']);
+        if leading_blank {
+            self.end();
+        }
+        while let Some(p) = parts.next() {
+            if !p.is_empty() {
+                self.push(p);
+            }
+            if parts.peek().is_some() {
+                self.end();
+            }
+        }
+    }
+    fn end(&mut self) {
+        if self.started {
+            self.done.push(Arg {
+                text: std::mem::take(&mut self.cur),
+                dynamic: self.dynamic,
+            });
+        }
+        self.dynamic = false;
+        self.started = false;
+    }
+    fn finish(mut self) -> Vec<Arg> {
+        self.end();
+        self.done
+    }
+}
+
+impl Walker<'_> {
+    /// Expands one raw word into fields, analyzing any command it substitutes.
+    pub(super) fn resolve(&mut self, raw: &str) -> Vec<Arg> {
+        let pieces = match parse_word(raw, &self.opts) {
+            Some(p) => p,
+            None => {
+                // Unparseable word: keep its text, treat it as computed, and look inside
+                // for commands the cautious way.
+                if raw.contains("$(") || raw.contains('`') {
+                    self.analyze_str(raw);
+                }
+                return vec![Arg::dynamic(raw)];
+            }
+        };
+        let mut f = Fields::new();
+        self.pieces(raw, &pieces, false, &mut f);
+        f.finish()
+    }
+
+    /// Expands a word where no field splitting happens (assignments, redirections).
+    pub(super) fn resolve_joined(&mut self, raw: &str) -> Arg {
+        let fields = self.resolve(raw);
+        let dynamic = fields.iter().any(|a| a.dynamic);
+        let text: Vec<String> = fields.into_iter().map(|a| a.text).collect();
+        Arg {
+            text: text.join(" "),
+            dynamic,
+        }
+    }
+
+    /// Expands a heredoc body with an unquoted delimiter: its substitutions run.
+    pub(super) fn resolve_heredoc(&mut self, raw: &str) -> String {
+        if !raw.contains('$') && !raw.contains('`') {
+            return raw.to_owned();
+        }
+        let pieces = match catch(|| word::parse_heredoc(raw, &self.opts).ok()) {
+            Some(p) => p,
+            None => return raw.to_owned(),
+        };
+        let mut f = Fields::new();
+        self.pieces(raw, &pieces, true, &mut f);
+        let text: Vec<String> = f.finish().into_iter().map(|a| a.text).collect();
+        text.join("")
+    }
+
+    fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource], quoted: bool, f: &mut Fields) {
+        for p in pieces {
+            let src = raw.get(p.start_index..p.end_index).unwrap_or("");
+            match &p.piece {
+                WordPiece::Text(t) => f.push(t),
+                WordPiece::SingleQuotedText(t) => f.push(t),
+                WordPiece::AnsiCQuotedText(t) => f.push(&ansi_c(t)),
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    f.push("");
+                    self.pieces(raw, inner, true, f);
+                }
+                WordPiece::TildeExpansion(_) => f.push(src),
+                WordPiece::EscapeSequence(e) => f.push(&unescape(e, quoted)),
+                WordPiece::CommandSubstitution(c) => {
+                    self.analyze_str(c);
+                    match self.substitution_value(c) {
+                        Some(v) if quoted => f.push(&v),
+                        Some(v) => f.push_split(&v),
+                        None => f.push_dynamic(src),
+                    }
+                }
+                WordPiece::BackquotedCommandSubstitution(c) => {
+                    let c = c.replace("\\\\", "\\").replace("\\$", "$");
+                    self.analyze_str(&c);
+                    match self.substitution_value(&c) {
+                        Some(v) if quoted => f.push(&v),
+                        Some(v) => f.push_split(&v),
+                        None => f.push_dynamic(src),
+                    }
+                }
+                WordPiece::ArithmeticExpression(e) => {
+                    if e.value.contains("$(") || e.value.contains('`') {
+                        self.resolve(&e.value);
+                    }
+                    f.push_dynamic(src);
+                }
+                WordPiece::ParameterExpansion(pe) => {
+                    // Default and alternative values are words too, and may run commands.
+                    for inner in param_words(pe) {
+                        self.resolve(inner);
+                    }
+                    match self.param_value(pe) {
+                        Some(v) if quoted => f.push(&v),
+                        Some(v) => f.push_split(&v),
+                        None => f.push_dynamic(src),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The value of `$NAME`/`${NAME}` when an earlier literal assignment fixed it.
+    fn param_value(&self, pe: &ParameterExpr) -> Option<String> {
+        match pe {
+            ParameterExpr::Parameter {
+                parameter: word::Parameter::Named(n),
+                indirect: false,
+            } => self.vars.get(n).cloned(),
+            _ => None,
+        }
+    }
+
+    /// The output of a command substitution when it is fixed by the text: `which git`,
+    /// `echo word`, `cat` of a quoted heredoc.
+    fn substitution_value(&mut self, cmd: &str) -> Option<String> {
+        let t = cmd.trim();
+        for prefix in ["which ", "command -v "] {
+            if let Some(rest) = t.strip_prefix(prefix) {
+                let name = rest.trim();
+                if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-') {
+                    return Some(name.to_owned());
+                }
+            }
+        }
+        if let Some(rest) = t.strip_prefix("echo ") {
+            let words: Option<Vec<String>> = rest
+                .split_whitespace()
+                .map(|w| literal_text(w, &self.opts))
+                .collect();
+            return words.map(|w| w.join(" "));
+        }
+        if let Some(body) = quoted_cat_heredoc(t) {
+            return Some(body.trim_end_matches('\n').to_owned());
+        }
+        None
+    }
+}
+
+/// The literal text of a word with no expansions, after quote removal.
+pub(super) fn literal_text(raw: &str, opts: &ParserOptions) -> Option<String> {
+    let pieces = parse_word(raw, opts)?;
+    let mut out = String::new();
+    if lit_pieces(&pieces, false, &mut out) {
+        Some(out)
+    } else {
+        None
+    }
+}
+
+fn lit_pieces(pieces: &[WordPieceWithSource], quoted: bool, out: &mut String) -> bool {
+    for p in pieces {
+        match &p.piece {
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => out.push_str(t),
+            WordPiece::AnsiCQuotedText(t) => out.push_str(&ansi_c(t)),
+            WordPiece::EscapeSequence(e) => out.push_str(&unescape(e, quoted)),
+            WordPiece::DoubleQuotedSequence(i) | WordPiece::GettextDoubleQuotedSequence(i) => {
+                if !lit_pieces(i, true, out) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// `cat <<'EOF' … EOF` (quoted delimiter): its output is the body, verbatim.
+fn quoted_cat_heredoc(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix("cat")?.trim_start();
+    let rest = rest.strip_prefix("<<")?;
+    let rest = rest.strip_prefix('-').unwrap_or(rest).trim_start();
+    let (delim, after) = if let Some(r) = rest.strip_prefix('\'') {
+        let end = r.find('\'')?;
+        (&r[..end], &r[end + 1..])
+    } else if let Some(r) = rest.strip_prefix('"') {
+        let end = r.find('"')?;
+        (&r[..end], &r[end + 1..])
+    } else {
+        return None;
+    };
+    let body_start = after.find('\n')? + 1;
+    if !after[..body_start].trim().is_empty() {
+        return None;
+    }
+    let body = &after[body_start..];
+    let mut offset = 0;
+    for line in body.split_inclusive('\n') {
+        if line.trim_end_matches('\n') == delim {
+            return Some(&body[..offset]);
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// Parses a word into pieces, turning a parser panic into "can't say".
+fn parse_word(raw: &str, opts: &ParserOptions) -> Option<Vec<WordPieceWithSource>> {
+    catch(|| word::parse(raw, opts).ok())
+}
+
+fn catch<T>(f: impl FnOnce() -> Option<T>) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .ok()
+        .flatten()
+}
+
+/// The words inside a parameter expansion that the shell may expand (and run).
+fn param_words(pe: &ParameterExpr) -> Vec<&str> {
+    let w = match pe {
+        ParameterExpr::UseDefaultValues { default_value, .. }
+        | ParameterExpr::AssignDefaultValues { default_value, .. } => default_value.as_deref(),
+        ParameterExpr::IndicateErrorIfNullOrUnset { error_message, .. } => error_message.as_deref(),
+        ParameterExpr::UseAlternativeValue {
+            alternative_value, ..
+        } => alternative_value.as_deref(),
+        ParameterExpr::ReplaceSubstring { replacement, .. } => replacement.as_deref(),
+        _ => None,
+    };
+    w.into_iter()
+        .filter(|s| s.contains("$(") || s.contains('`'))
+        .collect()
+}
+
+/// What a backslash escape leaves after quote removal.
+fn unescape(e: &str, quoted: bool) -> String {
+    let mut chars = e.chars();
+    if chars.next() != Some('\\') {
+        return e.to_owned();
+    }
+    match chars.next() {
+        None => String::new(),
+        Some('\n') => String::new(),
+        Some(c) if !quoted => c.to_string(),
+        Some(c @ ('$' | '`' | '"' | '\\')) => c.to_string(),
+        Some(c) => format!("\\{c}"),
+    }
+}
+
+/// Decodes the common escapes of `$'…'` text.
+fn ansi_c(t: &str) -> String {
+    let mut out = String::new();
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('e' | 'E') => out.push('\u{1b}'),
+            Some('a') => out.push('\u{7}'),
+            Some('x') => {
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < 2 {
+                    match chars.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            v = v * 16 + d;
+                            chars.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if let Some(ch) = char::from_u32(v) {
+                    out.push(ch);
+                }
+            }
+            Some(d @ '0'..='7') => {
+                let mut v = d.to_digit(8).unwrap_or(0);
+                let mut n = 1;
+                while n < 3 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if let Some(ch) = char::from_u32(v) {
+                    out.push(ch);
+                }
+            }
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}

@@ -1,0 +1,15 @@
+//! The built-in rooms, compiled from `rooms/*` by `build.rs` and embedded, so a
+//! fresh `hall` works with no files beside it.
+
+use super::World;
+
+/// The embedded `.wasm` of the built-in room for `world`, if there is one.
+pub(crate) fn bytes(world: World) -> Option<&'static [u8]> {
+    match world {
+        World::Gates => Some(include_bytes!(env!("HALL_ROOM_GATES_WASM"))),
+        World::Verdict => Some(include_bytes!(env!("HALL_ROOM_VERDICT_WASM"))),
+        World::Merger => Some(include_bytes!(env!("HALL_ROOM_MERGER_WASM"))),
+        // Condensing gets its built-in room in its own issue.
+        World::Condense => None,
+    }
+}

@@ -1,0 +1,572 @@
+//! The rooms runtime: policy decisions made by WebAssembly components.
+//!
+//! Each room (gate detection, verdict validation, the merger's judgement,
+//! condensing) is a component behind a world of the `hall:rooms` WIT package, so
+//! a repository or an extension can swap a rule without rebuilding `hall`. This
+//! module is everything `hall` needs to do that safely:
+//!
+//! - [`Rooms`] owns the wasmtime engine (with its epoch ticker) and hall's cache
+//!   of compiled components;
+//! - [`Rooms::load`] checks that a component implements the world, at a version
+//!   this hall supports, before anything runs; [`Rooms::builtin`] loads the rooms
+//!   embedded in the binary;
+//! - [`Room`]'s typed calls ([`Room::detect_gates`], [`Room::validate_verdict`],
+//!   [`Room::judge_merges`], [`Room::condense`]) and [`Room::run_json`] run each
+//!   call in a fresh sandbox bounded in time and memory;
+//! - [`Rooms::check`] reports what a `.wasm` file implements and whether it runs.
+//!
+//! The rest of `hall` sees only the plain types in [`types`] and [`RoomError`];
+//! the generated bindings stay in `bindings.rs`. A room's own refusal (a
+//! malformed verdict, say) is the inner `Err(Failure)` of a call's result; a
+//! room that traps, loops or bloats is the outer `Err(RoomError)`.
+
+mod bindings;
+mod builtin;
+mod cache;
+mod check;
+mod error;
+mod sandbox;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::{Component, InstancePre, Linker};
+
+pub use check::{CheckReport, Implemented};
+pub use error::{FailureKind, RoomError};
+pub use sandbox::Limits;
+pub use types::Failure;
+
+use bindings::{condense, gates, merger, verdict};
+use sandbox::{Call, Ctx};
+
+/// The WIT package every room world belongs to.
+pub const PACKAGE: &str = "hall:rooms";
+
+/// The `major.minor` lines of the package this hall can run. A version line is
+/// added when a new binding module lands in `bindings.rs`.
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1)];
+
+/// The package version hall's own rooms and the SDK are built against.
+pub const CURRENT_VERSION: &str = "0.1.0";
+
+/// A room's result: the room's answer, or its expected refusal.
+pub type Outcome<T> = Result<T, Failure>;
+
+/// The four kinds of decision a room can make.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum World {
+    /// Gate detection (`hall init`).
+    Gates,
+    /// Verdict validation (the principal engineer's answer).
+    Verdict,
+    /// The merger's judgement.
+    Merger,
+    /// Condensing command output.
+    Condense,
+}
+
+impl World {
+    /// Every world, in a stable order.
+    pub const ALL: [World; 4] = [World::Gates, World::Verdict, World::Merger, World::Condense];
+
+    /// The short name used in config and on the command line (`merger`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Gates => "gates",
+            Self::Verdict => "verdict",
+            Self::Merger => "merger",
+            Self::Condense => "condense",
+        }
+    }
+
+    /// The interface a room of this world exports, without version
+    /// (`hall:rooms/merger`).
+    pub fn interface(self) -> String {
+        format!("{PACKAGE}/{}", self.name())
+    }
+
+    /// The WIT world's name (`merger-room`).
+    pub fn wit_world(self) -> String {
+        format!("{}-room", self.name())
+    }
+}
+
+impl fmt::Display for World {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for World {
+    type Err = RoomError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        World::ALL
+            .into_iter()
+            .find(|w| w.name() == s)
+            .ok_or_else(|| RoomError::NotFound {
+                room: s.to_string(),
+                message: format!(
+                    "there is no room world named `{s}`; the worlds are gates, verdict, merger and condense"
+                ),
+            })
+    }
+}
+
+/// Where a room's component came from; recorded with every decision it makes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RoomSource {
+    /// Embedded in the `hall` binary.
+    Builtin,
+    /// Configured in `.hallmark.toml` `[rooms]`, read from the base branch.
+    Repo {
+        /// Path inside the repository.
+        path: String,
+        /// The base-branch commit it was read from, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rev: Option<String>,
+    },
+    /// An extension from the user's config directory.
+    User {
+        /// Absolute path of the `.wasm` file.
+        path: PathBuf,
+    },
+    /// A file named on the command line (`hall rooms run`, `hall rooms check`).
+    File {
+        /// The path as given.
+        path: PathBuf,
+    },
+}
+
+impl fmt::Display for RoomSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Builtin => f.write_str("built-in"),
+            Self::Repo {
+                path,
+                rev: Some(rev),
+            } => write!(f, "repo:{path}@{rev}"),
+            Self::Repo { path, rev: None } => write!(f, "repo:{path}"),
+            Self::User { path } => write!(f, "user:{}", path.display()),
+            Self::File { path } => write!(f, "file:{}", path.display()),
+        }
+    }
+}
+
+/// Which room made a decision: enough for the journal and `hall rooms list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoomInfo {
+    /// A short name for messages (`builtin:merger`, `repo:rooms/careful.wasm`).
+    pub name: String,
+    /// The world it serves.
+    pub world: World,
+    /// The interface version it exports (`0.1.0`).
+    pub version: String,
+    /// Where it came from.
+    pub source: RoomSource,
+    /// sha256 of the `.wasm` bytes, lowercase hex.
+    pub sha256: String,
+}
+
+/// The room runtime: one engine, one cache, shared by every room it loads.
+pub struct Rooms {
+    engine: Engine,
+    linker: Linker<Ctx>,
+    cache: cache::Cache,
+    limits: Limits,
+}
+
+impl fmt::Debug for Rooms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rooms")
+            .field("cache", &self.cache)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Rooms {
+    /// A runtime whose compiled components are cached in `cache_dir` (hall uses
+    /// `<user cache dir>/hallmark/rooms`). The directory is created on first write.
+    pub fn new(cache_dir: impl Into<PathBuf>) -> Result<Self, RoomError> {
+        Self::build(Some(cache_dir.into()))
+    }
+
+    /// A runtime that compiles every component in memory and keeps nothing.
+    pub fn without_cache() -> Result<Self, RoomError> {
+        Self::build(None)
+    }
+
+    fn build(cache_dir: Option<PathBuf>) -> Result<Self, RoomError> {
+        let engine = sandbox::engine()?;
+        let mut linker = Linker::new(&engine);
+        // Rust rooms import stdio, exit and environment from WASI; every WASI
+        // interface is linked, and the per-call context grants none of them
+        // anything (see `sandbox`).
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| RoomError::Runtime(format!("cannot link WASI: {e}")))?;
+        let cache = cache::Cache::new(cache_dir, &engine);
+        Ok(Self {
+            engine,
+            linker,
+            cache,
+            limits: Limits::default(),
+        })
+    }
+
+    /// Replaces the per-call bounds for rooms loaded from now on.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The per-call bounds.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Where the compiled artifact of a component with this sha256 is cached.
+    pub fn artifact_path(&self, sha256: &str) -> Option<PathBuf> {
+        self.cache.artifact_path(sha256)
+    }
+
+    /// The room embedded in `hall` for `world`.
+    pub fn builtin(&self, world: World) -> Result<Room, RoomError> {
+        let bytes = builtin::bytes(world).ok_or_else(|| RoomError::NotFound {
+            room: format!("builtin:{world}"),
+            message: format!(
+                "this hall has no built-in {world} room yet; configure one under [rooms] in .hallmark.toml"
+            ),
+        })?;
+        self.load(world, bytes, RoomSource::Builtin)
+    }
+
+    /// What `hall rooms list` shows for the built-in rooms, without compiling them.
+    pub fn builtin_infos() -> Vec<RoomInfo> {
+        World::ALL
+            .into_iter()
+            .filter_map(|world| {
+                builtin::bytes(world).map(|bytes| RoomInfo {
+                    name: room_name(world, &RoomSource::Builtin),
+                    world,
+                    version: CURRENT_VERSION.to_string(),
+                    source: RoomSource::Builtin,
+                    sha256: sha256_hex(bytes),
+                })
+            })
+            .collect()
+    }
+
+    /// Loads a component as a room for `world`, after checking that it
+    /// implements that world at a supported version and imports nothing hall
+    /// does not provide. `bytes` must be a `.wasm` component: precompiled
+    /// artifacts from outside are refused.
+    pub fn load(&self, world: World, bytes: &[u8], source: RoomSource) -> Result<Room, RoomError> {
+        let name = room_name(world, &source);
+        let sha256 = sha256_hex(bytes);
+        let component = self.compile(&name, bytes, &sha256)?;
+        let version = check::served_version(&self.engine, &component.0, world, &name)?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component.0)
+            .map_err(|e| RoomError::Incompatible {
+                room: name.clone(),
+                message: format!(
+                    "room {name} imports something hall does not provide (rooms get no host access): {}",
+                    first_line(&e)
+                ),
+            })?;
+        let typed = TypedPre::new(world, pre).map_err(|e| RoomError::Incompatible {
+            room: name.clone(),
+            message: format!(
+                "room {name} exports {}@{version} with a shape that differs from hall's: {}",
+                world.interface(),
+                first_line(&e)
+            ),
+        })?;
+        Ok(Room {
+            info: RoomInfo {
+                name,
+                world,
+                version,
+                source,
+                sha256,
+            },
+            engine: self.engine.clone(),
+            limits: self.limits,
+            pre: typed,
+            compiled: component.1,
+        })
+    }
+
+    /// Reads a `.wasm` file and loads it as a room for `world`.
+    pub fn load_file(
+        &self,
+        world: World,
+        path: &Path,
+        source: RoomSource,
+    ) -> Result<Room, RoomError> {
+        let bytes = read_wasm(path)?;
+        self.load(world, &bytes, source)
+    }
+
+    /// What a component implements, what it imports, and whether this hall can
+    /// run it (for `hall rooms check`). Never fails: problems are in the report.
+    pub fn check(&self, bytes: &[u8]) -> CheckReport {
+        check::check(self, bytes)
+    }
+
+    /// Compiles (or fetches from the cache) a component from outside bytes.
+    fn compile(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        sha256: &str,
+    ) -> Result<(Component, bool), RoomError> {
+        if !bytes.starts_with(b"\0asm") {
+            let what = if bytes.starts_with(b"\x7fELF") {
+                "a precompiled artifact; hall only accepts .wasm components and compiles them itself"
+            } else {
+                "not a WebAssembly file"
+            };
+            return Err(RoomError::Incompatible {
+                room: name.to_string(),
+                message: format!("room {name} is {what}"),
+            });
+        }
+        self.cache
+            .component(&self.engine, bytes, sha256)
+            .map_err(|e| RoomError::Incompatible {
+                room: name.to_string(),
+                message: format!(
+                    "room {name} is not a component hall can compile (build it for wasm32-wasip2): {}",
+                    first_line(&e)
+                ),
+            })
+    }
+}
+
+/// The typed entry points of a loaded room, one variant per world.
+enum TypedPre {
+    Gates(gates::GatesRoomPre<Ctx>),
+    Verdict(verdict::VerdictRoomPre<Ctx>),
+    Merger(merger::MergerRoomPre<Ctx>),
+    Condense(condense::CondenseRoomPre<Ctx>),
+}
+
+impl TypedPre {
+    fn new(world: World, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
+        Ok(match world {
+            World::Gates => Self::Gates(gates::GatesRoomPre::new(pre)?),
+            World::Verdict => Self::Verdict(verdict::VerdictRoomPre::new(pre)?),
+            World::Merger => Self::Merger(merger::MergerRoomPre::new(pre)?),
+            World::Condense => Self::Condense(condense::CondenseRoomPre::new(pre)?),
+        })
+    }
+}
+
+/// A loaded room, ready to be called any number of times; each call runs in a
+/// fresh sandbox.
+pub struct Room {
+    info: RoomInfo,
+    engine: Engine,
+    limits: Limits,
+    pre: TypedPre,
+    compiled: bool,
+}
+
+impl fmt::Debug for Room {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Room")
+            .field("info", &self.info)
+            .field("limits", &self.limits)
+            .field("compiled", &self.compiled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Room {
+    /// Who this room is, for the journal.
+    pub fn info(&self) -> &RoomInfo {
+        &self.info
+    }
+
+    /// The world it serves.
+    pub fn world(&self) -> World {
+        self.info.world
+    }
+
+    /// True when loading it compiled the component (a cache miss).
+    pub fn was_compiled(&self) -> bool {
+        self.compiled
+    }
+
+    /// Proposes gates for a repository.
+    pub fn detect_gates(
+        &self,
+        input: &types::GatesInput,
+    ) -> Result<Outcome<types::GateReport>, RoomError> {
+        let TypedPre::Gates(pre) = &self.pre else {
+            return Err(self.wrong_world(World::Gates));
+        };
+        let input = gates::api::GatesInput::from(input);
+        self.call(|store| {
+            let room = pre.instantiate(&mut *store)?;
+            room.hall_rooms_gates().call_detect(&mut *store, &input)
+        })
+        .map(|r| r.map(Into::into).map_err(Into::into))
+    }
+
+    /// Validates the JSON text of a reviewer's verdict and decides approval.
+    pub fn validate_verdict(
+        &self,
+        verdict_json: &str,
+    ) -> Result<Outcome<types::CheckedVerdict>, RoomError> {
+        let TypedPre::Verdict(pre) = &self.pre else {
+            return Err(self.wrong_world(World::Verdict));
+        };
+        self.call(|store| {
+            let room = pre.instantiate(&mut *store)?;
+            room.hall_rooms_verdict()
+                .call_validate(&mut *store, verdict_json)
+        })
+        .map(|r| r.map(Into::into).map_err(Into::into))
+    }
+
+    /// Judges every merge queue.
+    pub fn judge_merges(
+        &self,
+        input: &types::MergerInput,
+    ) -> Result<Outcome<types::MergerPlan>, RoomError> {
+        let TypedPre::Merger(pre) = &self.pre else {
+            return Err(self.wrong_world(World::Merger));
+        };
+        let input = merger::api::MergerInput::from(input);
+        self.call(|store| {
+            let room = pre.instantiate(&mut *store)?;
+            room.hall_rooms_merger().call_judge(&mut *store, &input)
+        })
+        .map(|r| r.map(Into::into).map_err(Into::into))
+    }
+
+    /// Condenses one command's output.
+    pub fn condense(
+        &self,
+        input: &types::CondenseInput,
+    ) -> Result<Outcome<types::Condensed>, RoomError> {
+        let TypedPre::Condense(pre) = &self.pre else {
+            return Err(self.wrong_world(World::Condense));
+        };
+        let input = condense::api::CondenseInput::from(input);
+        self.call(|store| {
+            let room = pre.instantiate(&mut *store)?;
+            room.hall_rooms_condense()
+                .call_condense(&mut *store, &input)
+        })
+        .map(|r| r.map(Into::into).map_err(Into::into))
+    }
+
+    /// Evaluates the room on JSON input and returns JSON output: the author's
+    /// test loop behind `hall rooms run`.
+    ///
+    /// The input is the world's input type as JSON (for the verdict world, the
+    /// verdict itself, or a JSON string holding its text). The output is
+    /// `{"ok": <answer>}` or `{"failure": {"message", "problems"}}`.
+    pub fn run_json(&self, input: serde_json::Value) -> Result<serde_json::Value, RoomError> {
+        fn wrap<T: Serialize>(outcome: Outcome<T>) -> Result<serde_json::Value, RoomError> {
+            let value = match outcome {
+                Ok(answer) => serde_json::json!({ "ok": answer }),
+                Err(failure) => serde_json::json!({ "failure": failure }),
+            };
+            Ok(value)
+        }
+        let parse_error = |e: serde_json::Error| RoomError::Input {
+            room: self.info.name.clone(),
+            message: e.to_string(),
+        };
+        match self.info.world {
+            World::Gates => {
+                wrap(self.detect_gates(&serde_json::from_value(input).map_err(parse_error)?)?)
+            }
+            World::Merger => {
+                wrap(self.judge_merges(&serde_json::from_value(input).map_err(parse_error)?)?)
+            }
+            World::Condense => {
+                wrap(self.condense(&serde_json::from_value(input).map_err(parse_error)?)?)
+            }
+            World::Verdict => {
+                let text = match input {
+                    serde_json::Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                wrap(self.validate_verdict(&text)?)
+            }
+        }
+    }
+
+    /// Runs one call in a fresh sandbox and names any failure.
+    fn call<R>(
+        &self,
+        f: impl FnOnce(&mut wasmtime::Store<Ctx>) -> wasmtime::Result<R>,
+    ) -> Result<R, RoomError> {
+        let mut call = Call::new(&self.engine, self.limits, &self.info.name);
+        match f(&mut call.store) {
+            Ok(r) => Ok(r),
+            Err(e) => Err(call.failure(&e, false)),
+        }
+    }
+
+    fn wrong_world(&self, wanted: World) -> RoomError {
+        RoomError::Incompatible {
+            room: self.info.name.clone(),
+            message: format!(
+                "room {} serves the {} world, not {wanted}",
+                self.info.name, self.info.world
+            ),
+        }
+    }
+}
+
+/// Lowercase hex sha256 of `bytes`: the identity of a component.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+fn room_name(world: World, source: &RoomSource) -> String {
+    match source {
+        RoomSource::Builtin => format!("builtin:{world}"),
+        RoomSource::Repo { path, .. } => format!("repo:{path}"),
+        RoomSource::User { path } => format!("user:{}", path.display()),
+        RoomSource::File { path } => path.display().to_string(),
+    }
+}
+
+fn read_wasm(path: &Path) -> Result<Vec<u8>, RoomError> {
+    std::fs::read(path).map_err(|e| RoomError::NotFound {
+        room: path.display().to_string(),
+        message: format!("cannot read room component {}: {e}", path.display()),
+    })
+}
+
+fn first_line(e: &impl fmt::Display) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}

@@ -1,0 +1,396 @@
+//! The plain Rust types rooms take and return, as the rest of `hall` sees them.
+//!
+//! They mirror the records of the `hall:rooms` WIT package field for field (the
+//! generated bindings stay private to `bindings.rs`), and carry serde and
+//! schemars derives so `hall rooms run` can read them as JSON and `hall schema`
+//! can describe them. Names and field names match the WIT ones on purpose: the
+//! built-in rules in `rooms/sdk/src/rules/` compile against these types as well,
+//! which is how the benchmark runs the same merger logic natively.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A room's expected refusal: it understood the input and will not answer it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Failure {
+    /// One sentence a person can act on.
+    pub message: String,
+    /// Every individual problem, in the order found.
+    #[serde(default)]
+    pub problems: Vec<String>,
+}
+
+// ---------------------------------------------------------------- gates
+
+/// A root-level file the host read for gate detection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Path relative to the repository root, `/`-separated.
+    pub path: String,
+    /// The file's content (UTF-8, invalid bytes replaced).
+    pub content: String,
+}
+
+/// What the gates room sees of a repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatesInput {
+    /// Every tracked path, relative and `/`-separated.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The root-level manifests found among `files` (see [`GatesInput::MANIFESTS`]).
+    #[serde(default)]
+    pub manifests: Vec<Manifest>,
+}
+
+impl GatesInput {
+    /// The root-level files whose contents the gates room reads, when present.
+    pub const MANIFESTS: &'static [&'static str] = &[
+        "package.json",
+        "Cargo.toml",
+        "go.mod",
+        "pyproject.toml",
+        "setup.cfg",
+        "tox.ini",
+        "pytest.ini",
+        "Makefile",
+        "GNUmakefile",
+        "makefile",
+        "justfile",
+        "Justfile",
+        ".justfile",
+    ];
+}
+
+/// One proposed gate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Gate {
+    /// The command line, run from the repository root.
+    pub command: String,
+    /// The file that suggested it.
+    pub source: String,
+}
+
+/// The gates room's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GateReport {
+    /// Gates in run order.
+    pub gates: Vec<Gate>,
+    /// Observations for people; never fatal.
+    pub notes: Vec<String>,
+}
+
+// ---------------------------------------------------------------- verdict
+
+/// How much a finding matters.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Must not merge.
+    Blocker,
+    /// Must be fixed before approval.
+    Major,
+    /// Worth fixing; does not block.
+    Minor,
+    /// Taste; never blocks.
+    Nit,
+}
+
+/// The seven review lenses.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Lens {
+    /// Simplest change, right layer.
+    FirstPrinciples,
+    /// Edge cases, errors, concurrency, idempotency, retries.
+    Correctness,
+    /// Authorization, isolation, secrets, injection.
+    Security,
+    /// Reversible and safe on live data.
+    Data,
+    /// Tests prove it.
+    Evidence,
+    /// Visible failure and recovery.
+    Operability,
+    /// The repository's own rules.
+    RepoRules,
+}
+
+/// One finding of a checked verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    /// The lens that found it.
+    pub lens: Lens,
+    /// How much it matters.
+    pub severity: Severity,
+    /// Path relative to the repository root.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The concrete scenario that breaks.
+    pub scenario: String,
+}
+
+/// A verdict that passed validation, in normal form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckedVerdict {
+    /// No blockers and no majors.
+    pub approved: bool,
+    /// The reviewer's summary.
+    pub summary: String,
+    /// Lenses applied, canonical order.
+    pub lenses: Vec<Lens>,
+    /// Findings by severity, file, line.
+    pub findings: Vec<Finding>,
+    /// Library learnings the reviewer used.
+    pub learnings_used: Vec<String>,
+    /// Blocker count.
+    pub blockers: u32,
+    /// Major count.
+    pub majors: u32,
+    /// Minor count.
+    pub minors: u32,
+    /// Nit count.
+    pub nits: u32,
+}
+
+// ---------------------------------------------------------------- merger
+
+/// Checks at one commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CiState {
+    /// Every check passed.
+    Green,
+    /// A check failed.
+    Red,
+    /// Checks are queued or running.
+    Pending,
+    /// No checks run and none are expected.
+    Missing,
+    /// The host stopped waiting; a person must look.
+    Abandoned,
+}
+
+/// Whether a PR merges cleanly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeableState {
+    /// It merges cleanly.
+    Mergeable,
+    /// It conflicts.
+    Conflicting,
+    /// Not computed yet.
+    Unknown,
+}
+
+/// When a PR behind its base is brought up to date (`[merge] update`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateMode {
+    /// When base commits touch its files.
+    #[default]
+    Files,
+    /// Only when it conflicts.
+    Conflicts,
+}
+
+/// A base commit since a PR's merge base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BaseCommit {
+    /// The commit SHA.
+    pub sha: String,
+    /// Paths it changed.
+    #[serde(default)]
+    pub files: Vec<String>,
+}
+
+/// The facts about one open shipped PR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrFacts {
+    /// PR number.
+    pub number: u32,
+    /// SHA at the head now.
+    pub head_sha: String,
+    /// SHA the hallmark is for, if any.
+    #[serde(default)]
+    pub hallmark_sha: Option<String>,
+    /// Whether it merges cleanly.
+    pub mergeable: MergeableState,
+    /// Checks at the head.
+    pub ci: CiState,
+    /// A request for changes stands.
+    #[serde(default)]
+    pub changes_requested: bool,
+    /// Reviewers still asked to review.
+    #[serde(default)]
+    pub review_requests: Vec<String>,
+    /// The PR description (dependency lines are read from it).
+    #[serde(default)]
+    pub body: String,
+    /// The PR this one is stacked on.
+    #[serde(default)]
+    pub stacked_on: Option<u32>,
+    /// Paths the PR touches.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Base commits since the merge base, oldest first.
+    #[serde(default)]
+    pub base_commits: Vec<BaseCommit>,
+    /// A rebase was requested and is under way.
+    #[serde(default)]
+    pub rebasing: bool,
+    /// A person cleared this head despite lit paths.
+    #[serde(default)]
+    pub lit_cleared: bool,
+}
+
+/// One base and its queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BaseQueue {
+    /// Base branch name.
+    pub base: String,
+    /// Checks at the base tip.
+    pub tip_ci: CiState,
+    /// A merged PR whose delivery is not yet recorded.
+    #[serde(default)]
+    pub merge_in_flight: Option<u32>,
+    /// Open shipped PRs, oldest first.
+    #[serde(default)]
+    pub prs: Vec<PrFacts>,
+}
+
+/// The `[merge]` settings the merger needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeSettings {
+    /// CI must be green at the head.
+    #[serde(default = "default_true")]
+    pub require_ci: bool,
+    /// When a PR behind its base is updated.
+    #[serde(default)]
+    pub update: UpdateMode,
+    /// Lit path patterns.
+    #[serde(default)]
+    pub lit: Vec<String>,
+}
+
+impl Default for MergeSettings {
+    fn default() -> Self {
+        Self {
+            require_ci: true,
+            update: UpdateMode::Files,
+            lit: Vec::new(),
+        }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// The merger's input for one pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergerInput {
+    /// `[merge]` settings from the base branch.
+    #[serde(default)]
+    pub settings: MergeSettings,
+    /// Every base with shipped PRs.
+    #[serde(default)]
+    pub bases: Vec<BaseQueue>,
+    /// Other open PR numbers dependency lines may name.
+    #[serde(default)]
+    pub open_prs: Vec<u32>,
+}
+
+/// What the merger does with a PR now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Merge it now.
+    Merge,
+    /// Ask for a rebase now (its turn).
+    Rebase,
+    /// Nothing this pass.
+    Wait,
+    /// Put it to a person.
+    Hold,
+}
+
+/// The judgement for one PR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Decision {
+    /// PR number.
+    pub number: u32,
+    /// What to do now.
+    pub action: Action,
+    /// PRs it waits for.
+    pub waits_for: Vec<u32>,
+    /// Reason codes, most important first.
+    pub reasons: Vec<String>,
+}
+
+/// The plan for one base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BasePlan {
+    /// Base branch name.
+    pub base: String,
+    /// The base tip is red; the line is stopped.
+    pub line_stopped: bool,
+    /// One decision per PR, queue order.
+    pub decisions: Vec<Decision>,
+}
+
+/// The plan for one pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MergerPlan {
+    /// One plan per base, input order.
+    pub bases: Vec<BasePlan>,
+}
+
+// ---------------------------------------------------------------- condense
+
+/// One finished command, for the condense room.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CondenseInput {
+    /// The command line.
+    pub command: String,
+    /// Its exit code.
+    pub exit_code: i32,
+    /// Combined stdout and stderr.
+    pub output: String,
+}
+
+/// What condensing did, in sizes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CondenseStats {
+    /// Bytes in.
+    pub bytes_in: u64,
+    /// Bytes out.
+    pub bytes_out: u64,
+    /// Lines in.
+    pub lines_in: u64,
+    /// Lines out.
+    pub lines_out: u64,
+}
+
+/// The condensed output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Condensed {
+    /// What the agent reads.
+    pub text: String,
+    /// The filter family used.
+    pub filter: String,
+    /// Sizes before and after.
+    pub stats: CondenseStats,
+}

@@ -1,0 +1,272 @@
+//! A sealed environment for driving the real `hall` binary: a temp HOME, user dirs and
+//! git config, a fixed clock (`HALL_NOW`), fixed git identities and dates (so commit
+//! SHAs are the same on every run), a bare `origin`, and test doubles first on `PATH`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The fixed time every `hall` run sees.
+pub const NOW: &str = "2026-11-02T09:00:00Z";
+const GIT_DATE: &str = "2026-11-02T09:00:00+00:00";
+
+/// The `hall` binary, built once per test process.
+pub fn hall_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("HALL_BIN") {
+            return PathBuf::from(p);
+        }
+        // Build it: the tests live in another package, so cargo does not build `hall`
+        // for them by itself, and a stale binary would test old code.
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "hallmark", "--bin", "hall"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building hall failed");
+        let exe = std::env::current_exe().expect("test exe path");
+        // target/<profile>/deps/<test> → target/<profile>/hall
+        let dir = exe.parent().and_then(Path::parent).expect("target dir");
+        let bin = dir.join(format!("hall{}", std::env::consts::EXE_SUFFIX));
+        assert!(bin.is_file(), "no hall binary at {}", bin.display());
+        bin
+    })
+}
+
+/// One run of a command.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+        }
+    }
+
+    /// stdout as JSON (every `hall` reply off a TTY is one JSON document).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+
+    /// Asserts exit 0 and returns the JSON reply.
+    pub fn ok(&self) -> Value {
+        assert_eq!(self.code, 0, "expected success: {self:?}");
+        self.json()
+    }
+
+    /// Asserts an error reply with `code` and `exit`, and returns it.
+    pub fn err(&self, code: &str, exit: i32) -> Value {
+        let v = self.json();
+        assert_eq!(v["error"]["code"], code, "{self:?}");
+        assert_eq!(self.code, exit, "{self:?}");
+        assert!(
+            v["error"]["next"].as_array().is_some_and(|n| !n.is_empty()),
+            "every error names its next commands: {self:?}"
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+        v
+    }
+}
+
+/// A throwaway world: HOME, a repository with a bare `origin`, and fake tools.
+pub struct Sandbox {
+    _root: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub repo: PathBuf,
+    pub origin: PathBuf,
+    pub bin: PathBuf,
+    pub now: String,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::new()
+    }
+}
+
+impl Sandbox {
+    /// A repository `repo` on branch `main` with one commit, pushed to a bare `origin`.
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical tempdir");
+        let sb = Sandbox {
+            home: root.join("home"),
+            repo: root.join("repo"),
+            origin: root.join("origin.git"),
+            bin: root.join("bin"),
+            now: NOW.to_string(),
+            root,
+            _root: dir,
+        };
+        for d in [&sb.home, &sb.bin] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        sb.git(
+            &sb.root,
+            &["init", "-q", "--bare", "-b", "main", "origin.git"],
+        );
+        sb.git(&sb.root, &["init", "-q", "-b", "main", "repo"]);
+        std::fs::write(sb.repo.join("README.md"), "# demo\n").expect("write");
+        sb.git(&sb.repo, &["add", "README.md"]);
+        sb.git(&sb.repo, &["commit", "-q", "-m", "initial"]);
+        sb.git(
+            &sb.repo,
+            &["remote", "add", "origin", sb.origin.to_str().expect("utf8")],
+        );
+        sb.git(&sb.repo, &["push", "-q", "-u", "origin", "main"]);
+        sb.git(&sb.repo, &["remote", "set-head", "origin", "main"]);
+        sb
+    }
+
+    /// A sandbox after `hall init`, with the setup committed on `main`.
+    pub fn initialized() -> Sandbox {
+        let sb = Sandbox::new();
+        sb.hall(&sb.repo, &["init"]).ok();
+        sb.git(&sb.repo, &["add", "-A"]);
+        sb.git(&sb.repo, &["commit", "-q", "-m", "Set up Hallmark"]);
+        sb
+    }
+
+    fn env(&self, cmd: &mut Command) {
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env_clear()
+            .env("PATH", path)
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("HALL_NOW", &self.now)
+            .env("HALL_DATA_DIR", self.root.join("data"))
+            .env("HALL_CONFIG_DIR", self.root.join("config"))
+            .env("HALL_CACHE_DIR", self.root.join("cache"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Ada")
+            .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+            .env("GIT_COMMITTER_NAME", "Ada")
+            .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+            .env("GIT_AUTHOR_DATE", GIT_DATE)
+            .env("GIT_COMMITTER_DATE", GIT_DATE)
+            .env("FAKE_GH_STATE", self.root.join("gh"));
+    }
+
+    /// Runs `hall args…` in `dir`.
+    pub fn hall(&self, dir: &Path, args: &[&str]) -> Run {
+        self.hall_env(dir, args, &[])
+    }
+
+    /// Runs `hall` with extra environment variables.
+    pub fn hall_env(&self, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(hall_bin());
+        self.env(&mut cmd);
+        cmd.args(args).current_dir(dir);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().expect("hall runs"))
+    }
+
+    /// A `Command` for `hall` in this sandbox, for tests that spawn it themselves.
+    pub fn hall_command(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(hall_bin());
+        self.env(&mut cmd);
+        cmd.current_dir(dir);
+        cmd
+    }
+
+    /// Runs git and returns its trimmed stdout, panicking on failure.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let mut cmd = Command::new("git");
+        self.env(&mut cmd);
+        let out = cmd.args(args).current_dir(dir).output().expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Writes `file` in `dir`, commits it, and returns the new HEAD.
+    pub fn commit(&self, dir: &Path, file: &str, content: &str, message: &str) -> String {
+        let path = dir.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, content).expect("write");
+        self.git(dir, &["add", file]);
+        self.git(dir, &["commit", "-q", "-m", message]);
+        self.git(dir, &["rev-parse", "HEAD"])
+    }
+
+    /// The journal directory.
+    pub fn journal(&self) -> hallmark::journal::Journal {
+        hallmark::journal::Journal::new(self.repo.join(".git").join("hallmark"))
+    }
+
+    /// Appends an event to an item's journal as another writer (the assayer, the
+    /// Delivery office) would, through the journal library: for states the Stage 1
+    /// commands can't reach by themselves.
+    pub fn record(&self, item: &str, actor: &str, event: Value) {
+        let id: hallmark::item::ItemId = item.parse().expect("item id");
+        let mut line = event;
+        line["v"] = 1.into();
+        line["t"] = self.now.clone().into();
+        line["actor"] = actor.into();
+        line["item"] = id.to_string().into();
+        let e: hallmark::item::Event = serde_json::from_value(line).expect("a valid event");
+        self.journal().append_item(id, &[e]).expect("append");
+    }
+
+    /// Installs a test double as `name` first on PATH (a copy of a binary of this package).
+    pub fn fake(&self, name: &str, exe: &Path) {
+        let dest = self
+            .bin
+            .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+        std::fs::copy(exe, &dest).expect("copy fake");
+    }
+
+    /// Writes the fake gh's state: `issues/<n>.json` or `prs/<n>.json`.
+    pub fn gh_state(&self, rel: &str, value: &Value) {
+        let path = self.root.join("gh").join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, serde_json::to_vec_pretty(value).expect("json")).expect("write");
+    }
+
+    /// The worktree path `hall new` makes for item `id` (the default template).
+    pub fn worktree(&self, id: &str) -> PathBuf {
+        self.root.join(format!("repo-{id}"))
+    }
+
+    /// Replaces the sandbox's paths so output can be snapshotted.
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(self.root.to_str().expect("utf8"), "[ROOT]")
+    }
+
+    /// A run as a stable snapshot: exit code, then the JSON reply pretty-printed and redacted.
+    pub fn snap(&self, run: &Run) -> String {
+        let body = match serde_json::from_str::<Value>(run.stdout.trim()) {
+            Ok(v) => serde_json::to_string_pretty(&v).expect("json"),
+            Err(_) => run.stdout.clone(),
+        };
+        self.redact(&format!("exit: {}\n{body}", run.code))
+    }
+}
