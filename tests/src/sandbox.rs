@@ -21,15 +21,21 @@ pub fn hall_bin() -> &'static Path {
         }
         // Build it: the tests live in another package, so cargo does not build `hall`
         // for them by itself, and a stale binary would test old code.
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "hallmark", "--bin", "hall"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building hall failed");
         let exe = std::env::current_exe().expect("test exe path");
-        // target/<profile>/deps/<test> → target/<profile>/hall
-        let dir = exe.parent().and_then(Path::parent).expect("target dir");
+        // target/<profile>/deps/<test> or target/<profile>/<bin> → target/<profile>/hall
+        let mut dir = exe.parent().expect("exe dir").to_path_buf();
+        if dir.file_name().is_some_and(|n| n == "deps") {
+            dir.pop();
+        }
+        let mut build = Command::new(env!("CARGO"));
+        build
+            .args(["build", "--quiet", "-p", "hallmark", "--bin", "hall"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("cargo runs");
+        assert!(status.success(), "building hall failed");
         let bin = dir.join(format!("hall{}", std::env::consts::EXE_SUFFIX));
         assert!(bin.is_file(), "no hall binary at {}", bin.display());
         bin

@@ -65,7 +65,7 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
                 .collect(),
         });
     }
-    for row in index.items(false)? {
+    for row in index.waiting_items()? {
         let id = row.id;
         match row.state {
             State::Escalated => out.push(Entry {

@@ -183,6 +183,9 @@ impl<'c> Walker<'c> {
         if nesting(src) > MAX_NESTING {
             return Err("brackets nested too deeply".to_owned());
         }
+        if expanding_heredoc_tag(src) {
+            return Err("a heredoc delimiter holds an expansion".to_owned());
+        }
         let opts = self.opts.clone();
         // brush-parser documents unwraps inside; a panic there must not take the hook
         // down, so it becomes a parse error.
@@ -621,4 +624,27 @@ fn nesting(src: &str) -> usize {
         }
     }
     max
+}
+
+/// Whether a heredoc delimiter word holds `$` or a backtick (`<< $((x`).
+///
+/// brush-parser 0.4's tokenizer can loop forever, allocating, when an expansion in a
+/// delimiter runs to the end of the input, and real commands never write delimiters
+/// like that; such text is treated as unparseable instead. `<<` inside quotes or
+/// arithmetic also matches, which only costs a cautious scan.
+fn expanding_heredoc_tag(src: &str) -> bool {
+    let mut rest = src;
+    while let Some(pos) = rest.find("<<") {
+        rest = &rest[pos + 2..];
+        if let Some(r) = rest.strip_prefix('<') {
+            rest = r;
+            continue;
+        }
+        let tag = rest.strip_prefix('-').unwrap_or(rest).trim_start_matches([' ', '\t']);
+        let word = tag.split([' ', '\t', '\n']).next().unwrap_or("");
+        if word.contains('$') || word.contains('`') {
+            return true;
+        }
+    }
+    false
 }

@@ -13,10 +13,11 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::error::{HallError, Result};
+use crate::item::event::{EVENT_VERSION, Head, decode, payload_matters};
 use crate::item::{Event, EventKind, Item, ItemId, State};
 use crate::journal::{self, Journal, REPO_FILE};
 
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -24,9 +25,10 @@ CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, offset INTEGER NOT NULL,
 CREATE TABLE IF NOT EXISTS items(
   num INTEGER PRIMARY KEY, title TEXT NOT NULL, state TEXT NOT NULL, branch TEXT NOT NULL,
   base TEXT NOT NULL, worktree TEXT, hold TEXT, hold_since TEXT, round INTEGER NOT NULL, sha TEXT, pr TEXT,
-  created TEXT NOT NULL, updated TEXT NOT NULL, since TEXT NOT NULL, events INTEGER NOT NULL,
-  json TEXT NOT NULL);
+  created TEXT NOT NULL, updated TEXT NOT NULL, since TEXT NOT NULL, events INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS item_json(num INTEGER PRIMARY KEY, json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS items_state ON items(state);
+CREATE INDEX IF NOT EXISTS items_hold ON items(hold) WHERE hold IS NOT NULL;
 CREATE INDEX IF NOT EXISTS items_branch ON items(branch);
 CREATE TABLE IF NOT EXISTS events(
   item INTEGER NOT NULL, line INTEGER NOT NULL, t TEXT NOT NULL, event TEXT NOT NULL,
@@ -103,8 +105,12 @@ impl Index {
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        // Check and create the schema inside one write transaction, so processes that
-        // open a fresh index at the same moment can't drop each other's tables.
+        let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if current == SCHEMA_VERSION {
+            return Ok(Index { conn });
+        }
+        // Check again and create the schema inside one write transaction, so processes
+        // that open a fresh index at the same moment can't drop each other's tables.
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let setup = (|| -> rusqlite::Result<()> {
             let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -112,7 +118,7 @@ impl Index {
                 conn.execute_batch(
                     "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS items;
                      DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS questions;
-                     DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices;",
+                     DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices; DROP TABLE IF EXISTS item_json;",
                 )?;
                 conn.execute_batch(SCHEMA)?;
                 conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -147,6 +153,9 @@ impl Index {
         let mut names: Vec<String> = journal.item_ids()?.iter().map(ItemId::to_string).collect();
         names.push(REPO_FILE.to_string());
         let tx = index.conn.transaction().map_err(sql)?;
+        // Building the time index once at the end beats updating it a million times.
+        tx.execute_batch("DROP INDEX IF EXISTS events_t")
+            .map_err(sql)?;
         let mut stats = RebuildStats::default();
         for name in &names {
             let s = apply_file(&tx, journal, name)?;
@@ -155,7 +164,15 @@ impl Index {
             stats.files += 1;
         }
         set_meta(&tx, "changes", changes_len as i64)?;
+        tx.execute_batch("CREATE INDEX IF NOT EXISTS events_t ON events(t)")
+            .map_err(sql)?;
         tx.commit().map_err(sql)?;
+        // Fold the write-ahead log back into the file, so later readers don't wade
+        // through a log the size of the whole index.
+        index
+            .conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .map_err(sql)?;
         Ok((index, stats))
     }
 
@@ -200,10 +217,23 @@ impl Index {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
     }
 
+    /// Items that wait for a person: escalated, awaiting you, or held.
+    pub fn waiting_items(&self) -> Result<Vec<ItemRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT num,title,state,branch,base,worktree,hold,round,sha,pr,created,updated,since FROM items
+                 WHERE state IN ('escalated','awaiting_you') OR hold IS NOT NULL ORDER BY num",
+            )
+            .map_err(sql)?;
+        let rows = stmt.query_map([], row_to_item).map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
     pub fn item(&self, id: ItemId) -> Result<Option<Item>> {
         let json: Option<String> = self
             .conn
-            .query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| {
+            .query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
                 r.get(0)
             })
             .optional()
@@ -457,6 +487,27 @@ fn row_to_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
     })
 }
 
+/// A new prompt in a session answers its "session waiting" notice.
+fn clear_waiting(tx: &Transaction<'_>, session: &str) -> Result<()> {
+    tx.prepare_cached("UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting' AND cleared = 0")
+        .map_err(sql)?
+        .execute([session])
+        .map(|_| ())
+        .map_err(sql)
+}
+
+/// One line as the index reads it.
+enum Decoded {
+    Full(Event),
+    Light {
+        t: String,
+        actor: String,
+        event: String,
+        item: Option<ItemId>,
+        session: Option<String>,
+    },
+}
+
 /// Whether SQLite says the file is not a usable database (as opposed to busy or I/O).
 fn is_damaged(e: &rusqlite::Error) -> bool {
     matches!(
@@ -521,14 +572,37 @@ fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<Reb
     f.seek(SeekFrom::Start(offset))?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes)?;
-    let contents = journal::file::parse(&path, &bytes, lines + 1)?;
-    if contents.complete_len == 0 {
+    // Decode every line's envelope; the payload only where it matters (most events are
+    // prompts, turns and commits, and skipping their payload is most of a reindex).
+    let parsed = journal::file::parse_with(&path, &bytes, lines + 1, |s| {
+        let head: Head<'_> = serde_json::from_str(s).map_err(|e| e.to_string())?;
+        if head.v != EVENT_VERSION || payload_matters(&head.event) {
+            let event = decode(s).map_err(|e| e.to_string())?;
+            return Ok((Decoded::Full(event), None));
+        }
+        let marker = if head.event == "torn_line" {
+            head.line
+        } else {
+            None
+        };
+        Ok((
+            Decoded::Light {
+                t: head.t.into_owned(),
+                actor: head.actor.into_owned(),
+                event: head.event.into_owned(),
+                item: head.item,
+                session: head.session.map(|s| s.into_owned()),
+            },
+            marker,
+        ))
+    })?;
+    if parsed.complete_len == 0 {
         return Ok(RebuildStats::default());
     }
     let item_id = name.parse::<ItemId>().ok();
     let mut item: Option<Item> = match item_id {
         Some(id) => Some(
-            tx.query_row("SELECT json FROM items WHERE num = ?1", [id.0], |r| {
+            tx.query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
                 r.get::<_, String>(0)
             })
             .optional()
@@ -544,26 +618,50 @@ fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<Reb
             "INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)",
         )
         .map_err(sql)?;
-    for (e, line) in contents.events.iter().zip(&contents.line_numbers) {
-        insert_event
-            .execute(params![
-                item_num.unwrap_or(0),
-                line,
-                e.t,
-                e.kind.name(),
-                e.actor
-            ])
-            .map_err(sql)?;
-        record_side_tables(tx, item_num.or(e.item.map(|i| i.0)), e)?;
-        if let Some(it) = item.as_mut() {
-            it.apply(e);
+    for (line, decoded) in &parsed.items {
+        match decoded {
+            Decoded::Full(e) => {
+                insert_event
+                    .execute(params![
+                        item_num.unwrap_or(0),
+                        line,
+                        e.t,
+                        e.kind.name(),
+                        e.actor
+                    ])
+                    .map_err(sql)?;
+                record_side_tables(tx, item_num.or(e.item.map(|i| i.0)), e)?;
+                if let Some(it) = item.as_mut() {
+                    it.apply(e);
+                }
+            }
+            Decoded::Light {
+                t,
+                actor,
+                event,
+                item: of,
+                session,
+            } => {
+                insert_event
+                    .execute(params![item_num.unwrap_or(0), line, t, event, actor])
+                    .map_err(sql)?;
+                if event == "prompt"
+                    && let Some(s) = session
+                {
+                    clear_waiting(tx, s)?;
+                }
+                if let Some(it) = item.as_mut() {
+                    it.note(t, *of);
+                }
+            }
         }
     }
+    let contents = parsed;
     if let (Some(it), Some(num)) = (item, item_num) {
         let json = serde_json::to_string(&it).map_err(HallError::internal)?;
         tx.execute(
-            "INSERT OR REPLACE INTO items(num,title,state,branch,base,worktree,hold,hold_since,round,sha,pr,created,updated,since,events,json)
-             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
+            "INSERT OR REPLACE INTO items(num,title,state,branch,base,worktree,hold,hold_since,round,sha,pr,created,updated,since,events)
+             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
             params![
                 num,
                 it.title,
@@ -579,9 +677,13 @@ fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<Reb
                 it.created,
                 it.updated,
                 it.since,
-                it.events as i64,
-                json
+                it.events as i64
             ],
+        )
+        .map_err(sql)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO item_json(num, json) VALUES(?1, ?2)",
+            params![num, json],
         )
         .map_err(sql)?;
     }
@@ -596,7 +698,7 @@ fn apply_file(tx: &Transaction<'_>, journal: &Journal, name: &str) -> Result<Reb
     .map_err(sql)?;
     Ok(RebuildStats {
         files: 1,
-        events: contents.events.len() as u64,
+        events: contents.items.len() as u64,
         torn: contents.torn.len() as u64,
     })
 }

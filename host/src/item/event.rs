@@ -353,6 +353,36 @@ fn upgrade(value: serde_json::Value, v: u64) -> Result<Event, DecodeError> {
     Ok(event)
 }
 
+/// The envelope of a line without its payload: enough for the index to record events
+/// that don't change state, without the cost of decoding every field.
+#[derive(Debug, Deserialize)]
+pub struct Head<'a> {
+    pub v: u32,
+    #[serde(borrow)]
+    pub t: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    pub actor: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    pub event: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    pub item: Option<ItemId>,
+    /// Only on `torn_line` markers: the line they close.
+    #[serde(default)]
+    pub line: Option<u64>,
+    /// The session of prompts (a prompt clears its session's "waiting" notice).
+    #[serde(default, borrow)]
+    pub session: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Kinds whose payload matters to the fold or the index's side tables; the others are
+/// fully described by their [`Head`].
+pub fn payload_matters(event: &str) -> bool {
+    !matches!(
+        event,
+        "prompt" | "turn" | "commit" | "check_run" | "gate_denied" | "torn_line"
+    )
+}
+
 /// Encodes one event as a journal line without the trailing newline.
 pub fn encode(event: &Event) -> String {
     serde_json::to_string(event).expect("events serialize: all fields are plain data")
@@ -391,6 +421,27 @@ mod tests {
         let err = decode(r#"{"v":9,"t":"x","actor":"you","event":"ready","sha":"a","round":1}"#)
             .unwrap_err();
         assert!(err.to_string().contains("v9"), "{err}");
+    }
+
+    #[test]
+    fn light_kinds_change_nothing_but_the_counters() {
+        use crate::item::state::Item;
+        let lines = [
+            r#"{"v":1,"t":"2026-01-01T00:00:01Z","actor":"you","event":"prompt","text":"hi","session":"s","item":"H-0001"}"#,
+            r#"{"v":1,"t":"2026-01-01T00:00:02Z","actor":"agent","event":"turn","summary":"did","item":"H-0001"}"#,
+            r#"{"v":1,"t":"2026-01-01T00:00:03Z","actor":"agent","event":"commit","sha":"a","subject":"s","item":"H-0001"}"#,
+            r#"{"v":1,"t":"2026-01-01T00:00:04Z","actor":"assayer","event":"check_run","sha":"a","gate":"g","exit_code":1,"duration_ms":3,"item":"H-0001"}"#,
+            r#"{"v":1,"t":"2026-01-01T00:00:05Z","actor":"hook","event":"gate_denied","gate":"push","command":"git push","reason":"r","item":"H-0001"}"#,
+            r#"{"v":1,"t":"2026-01-01T00:00:06Z","actor":"hall","event":"torn_line","line":3,"bytes":9,"item":"H-0001"}"#,
+        ];
+        let (mut full, mut light) = (Item::default(), Item::default());
+        for line in lines {
+            let head: Head<'_> = serde_json::from_str(line).expect("head");
+            assert!(!payload_matters(&head.event), "{}", head.event);
+            full.apply(&decode(line).expect("decodes"));
+            light.note(&head.t, head.item);
+        }
+        assert_eq!(full, light);
     }
 
     #[test]

@@ -192,9 +192,9 @@ impl Item {
         }
     }
 
-    /// Applies one event. Events that don't concern the state only bump counters.
-    pub fn apply(&mut self, event: &Event) {
-        let t = event.t.as_str();
+    /// What every event does, whatever its kind: count it and move `updated`. Readers
+    /// that skip the payload of kinds that don't change state call only this.
+    pub fn note(&mut self, t: &str, item: Option<ItemId>) {
         if self.events == 0 {
             self.created = t.to_string();
             self.since = t.to_string();
@@ -202,8 +202,14 @@ impl Item {
         self.events += 1;
         self.updated = t.to_string();
         if self.id.is_none() {
-            self.id = event.item;
+            self.id = item;
         }
+    }
+
+    /// Applies one event. Events that don't concern the state only bump counters.
+    pub fn apply(&mut self, event: &Event) {
+        let t = event.t.as_str();
+        self.note(t, event.item);
         match &event.kind {
             EventKind::Created {
                 title,

@@ -62,103 +62,125 @@ pub struct Contents {
     pub complete_len: u64,
 }
 
+/// Lines decoded by some decoder, with what was skipped.
+#[derive(Debug)]
+pub struct Parsed<T> {
+    /// Each decoded line with its line number.
+    pub items: Vec<(u64, T)>,
+    pub torn: Vec<Torn>,
+    pub lines: u64,
+    pub complete_len: u64,
+}
+
 /// Decodes `bytes`, the content of `path` from line `first_line` on.
 pub fn parse(path: &Path, bytes: &[u8], first_line: u64) -> Result<Contents, JournalError> {
-    let mut out = Contents::default();
-    let mut pending: Option<(u64, u64, String)> = None; // an undecodable line awaiting its marker
+    let parsed = parse_with(path, bytes, first_line, |s| {
+        let event = decode(s).map_err(|e| e.to_string())?;
+        let marker = match &event.kind {
+            EventKind::TornLine { line, .. } => Some(*line),
+            _ => None,
+        };
+        Ok((event, marker))
+    })?;
+    let mut out = Contents {
+        torn: parsed.torn,
+        lines: parsed.lines,
+        complete_len: parsed.complete_len,
+        ..Contents::default()
+    };
+    for (n, e) in parsed.items {
+        out.line_numbers.push(n);
+        out.events.push(e);
+    }
+    Ok(out)
+}
+
+/// The line-level rules, for any decoder: `decode` returns the value and, for a
+/// `torn_line` marker, the line it names. Blank lines are skipped; an undecodable line
+/// is skipped only when the next line is a marker naming it, and an unterminated last
+/// line is left for the next read.
+pub fn parse_with<T>(
+    path: &Path,
+    bytes: &[u8],
+    first_line: u64,
+    decode: impl Fn(&str) -> Result<(T, Option<u64>), String>,
+) -> Result<Parsed<T>, JournalError> {
+    let corrupt = |line: u64, bytes: u64, reason: String| JournalError::Corrupt {
+        path: path.to_path_buf(),
+        line,
+        reason: with_len(reason, bytes),
+    };
+    let mut out = Parsed {
+        items: Vec::new(),
+        torn: Vec::new(),
+        lines: 0,
+        complete_len: 0,
+    };
+    // An undecodable line waiting for the marker that names it.
+    let mut pending: Option<(u64, u64, String)> = None;
     let mut pos = 0usize;
     let mut line_no = first_line.saturating_sub(1);
     while pos < bytes.len() {
-        let end = bytes[pos..]
+        let Some(end) = bytes[pos..]
             .iter()
             .position(|&b| b == b'\n')
-            .map(|i| pos + i);
-        let (line, terminated) = match end {
-            Some(e) => (&bytes[pos..e], true),
-            None => (&bytes[pos..], false),
-        };
-        line_no += 1;
-        let next_pos = end.map(|e| e + 1).unwrap_or(bytes.len());
-        if !terminated {
-            // A tail without newline: a crash, or a write still in flight. Not ours to judge
-            // as corruption; skip it and leave the offset before it.
+            .map(|i| pos + i)
+        else {
+            // A tail without newline: a crash, or a write still in flight. Skip it and
+            // leave the offset before it; even a decodable tail may still be growing.
             if let Some((l, b, reason)) = pending.take() {
-                return Err(JournalError::Corrupt {
-                    path: path.to_path_buf(),
-                    line: l,
-                    reason: with_len(reason, b),
-                });
+                return Err(corrupt(l, b, reason));
             }
-            let decoded = std::str::from_utf8(line).ok().and_then(|s| decode(s).ok());
-            if decoded.is_none() {
+            let line = &bytes[pos..];
+            let decodable = std::str::from_utf8(line)
+                .ok()
+                .is_some_and(|s| decode(s.trim()).is_ok());
+            if !decodable {
                 out.torn.push(Torn {
-                    line: line_no,
+                    line: line_no + 1,
                     bytes: line.len() as u64,
                     closed: false,
                 });
             }
-            // Even a decodable tail is left for the next read: it may still be growing.
-            line_no -= 1;
             break;
-        }
-        let text = std::str::from_utf8(line);
-        let trimmed = text.map(str::trim);
-        match trimmed {
+        };
+        let line = &bytes[pos..end];
+        line_no += 1;
+        match std::str::from_utf8(line).map(str::trim) {
             Ok("") => {}
             Ok(s) => match decode(s) {
-                Ok(event) => {
+                Ok((value, marker)) => {
                     if let Some((l, b, reason)) = pending.take() {
-                        match &event.kind {
-                            EventKind::TornLine { line, .. } if *line == l => {
-                                out.torn.push(Torn {
-                                    line: l,
-                                    bytes: b,
-                                    closed: true,
-                                });
-                            }
-                            _ => {
-                                return Err(JournalError::Corrupt {
-                                    path: path.to_path_buf(),
-                                    line: l,
-                                    reason: with_len(reason, b),
-                                });
-                            }
+                        if marker != Some(l) {
+                            return Err(corrupt(l, b, reason));
                         }
+                        out.torn.push(Torn {
+                            line: l,
+                            bytes: b,
+                            closed: true,
+                        });
                     }
-                    out.events.push(event);
-                    out.line_numbers.push(line_no);
+                    out.items.push((line_no, value));
                 }
                 Err(e) => {
                     if let Some((l, b, reason)) = pending.take() {
-                        return Err(JournalError::Corrupt {
-                            path: path.to_path_buf(),
-                            line: l,
-                            reason: with_len(reason, b),
-                        });
+                        return Err(corrupt(l, b, reason));
                     }
-                    pending = Some((line_no, line.len() as u64, e.to_string()));
+                    pending = Some((line_no, line.len() as u64, e));
                 }
             },
             Err(_) => {
                 if let Some((l, b, reason)) = pending.take() {
-                    return Err(JournalError::Corrupt {
-                        path: path.to_path_buf(),
-                        line: l,
-                        reason: with_len(reason, b),
-                    });
+                    return Err(corrupt(l, b, reason));
                 }
                 pending = Some((line_no, line.len() as u64, "not UTF-8".to_string()));
             }
         }
-        pos = next_pos;
+        pos = end + 1;
         out.complete_len = pos as u64;
     }
     if let Some((l, b, reason)) = pending {
-        return Err(JournalError::Corrupt {
-            path: path.to_path_buf(),
-            line: l,
-            reason: with_len(reason, b),
-        });
+        return Err(corrupt(l, b, reason));
     }
     out.lines = line_no;
     Ok(out)

@@ -94,7 +94,7 @@ pub(crate) fn check(rooms: &Rooms, bytes: &[u8]) -> CheckReport {
 }
 
 /// The `hall:rooms` interfaces `component` exports.
-fn room_exports(engine: &Engine, component: &Component) -> Vec<Implemented> {
+pub(crate) fn room_exports(engine: &Engine, component: &Component) -> Vec<Implemented> {
     let prefix = format!("{PACKAGE}/");
     component
         .component_type()

@@ -313,6 +313,38 @@ impl Rooms {
         })
     }
 
+    /// Loads a component as the one room world it implements, for
+    /// `hall rooms run <file.wasm>` where no world is named.
+    pub fn load_detected(&self, bytes: &[u8], source: RoomSource) -> Result<Room, RoomError> {
+        let name = source.to_string();
+        let sha256 = sha256_hex(bytes);
+        let (component, _) = self.compile(&name, bytes, &sha256)?;
+        let mut worlds: Vec<World> = check::room_exports(&self.engine, &component)
+            .into_iter()
+            .filter_map(|i| i.world)
+            .collect();
+        worlds.sort();
+        worlds.dedup();
+        match worlds.as_slice() {
+            [world] => self.load(*world, bytes, source),
+            [] => Err(RoomError::Incompatible {
+                room: name.clone(),
+                message: format!("{name} exports no {PACKAGE} interface, so it is not a room"),
+            }),
+            several => Err(RoomError::Incompatible {
+                room: name.clone(),
+                message: format!(
+                    "{name} implements several room worlds ({}); name the one to run",
+                    several
+                        .iter()
+                        .map(|w| w.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+        }
+    }
+
     /// Reads a `.wasm` file and loads it as a room for `world`.
     pub fn load_file(
         &self,
@@ -424,10 +456,10 @@ impl Room {
             return Err(self.wrong_world(World::Gates));
         };
         let input = gates::api::GatesInput::from(input);
-        self.call(|store| {
-            let room = pre.instantiate(&mut *store)?;
-            room.hall_rooms_gates().call_detect(&mut *store, &input)
-        })
+        self.call(
+            |store| pre.instantiate(store),
+            |store, room| room.hall_rooms_gates().call_detect(store, &input),
+        )
         .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
@@ -439,11 +471,10 @@ impl Room {
         let TypedPre::Verdict(pre) = &self.pre else {
             return Err(self.wrong_world(World::Verdict));
         };
-        self.call(|store| {
-            let room = pre.instantiate(&mut *store)?;
-            room.hall_rooms_verdict()
-                .call_validate(&mut *store, verdict_json)
-        })
+        self.call(
+            |store| pre.instantiate(store),
+            |store, room| room.hall_rooms_verdict().call_validate(store, verdict_json),
+        )
         .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
@@ -456,10 +487,10 @@ impl Room {
             return Err(self.wrong_world(World::Merger));
         };
         let input = merger::api::MergerInput::from(input);
-        self.call(|store| {
-            let room = pre.instantiate(&mut *store)?;
-            room.hall_rooms_merger().call_judge(&mut *store, &input)
-        })
+        self.call(
+            |store| pre.instantiate(store),
+            |store, room| room.hall_rooms_merger().call_judge(store, &input),
+        )
         .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
@@ -472,11 +503,10 @@ impl Room {
             return Err(self.wrong_world(World::Condense));
         };
         let input = condense::api::CondenseInput::from(input);
-        self.call(|store| {
-            let room = pre.instantiate(&mut *store)?;
-            room.hall_rooms_condense()
-                .call_condense(&mut *store, &input)
-        })
+        self.call(
+            |store| pre.instantiate(store),
+            |store, room| room.hall_rooms_condense().call_condense(store, &input),
+        )
         .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
@@ -519,15 +549,14 @@ impl Room {
     }
 
     /// Runs one call in a fresh sandbox and names any failure.
-    fn call<R>(
+    fn call<I, R>(
         &self,
-        f: impl FnOnce(&mut wasmtime::Store<Ctx>) -> wasmtime::Result<R>,
+        instantiate: impl FnOnce(&mut wasmtime::Store<Ctx>) -> wasmtime::Result<I>,
+        run: impl FnOnce(&mut wasmtime::Store<Ctx>, I) -> wasmtime::Result<R>,
     ) -> Result<R, RoomError> {
         let mut call = Call::new(&self.engine, self.limits, &self.info.name);
-        match f(&mut call.store) {
-            Ok(r) => Ok(r),
-            Err(e) => Err(call.failure(&e, false)),
-        }
+        let instance = instantiate(&mut call.store).map_err(|e| call.failure(&e, true))?;
+        run(&mut call.store, instance).map_err(|e| call.failure(&e, false))
     }
 
     fn wrong_world(&self, wanted: World) -> RoomError {
