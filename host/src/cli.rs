@@ -51,6 +51,9 @@ pub enum Cmd {
     Usage(UsageArgs),
     /// Rebuild the SQLite index from the journal files.
     Reindex,
+    /// Which room serves each world; check or run a room component.
+    #[command(subcommand)]
+    Rooms(RoomsCmd),
     /// List every command (`--json` for agents).
     Help,
     /// Print the JSON Schema of a command's reply, or of `error`, `event` or `config`.
@@ -227,4 +230,23 @@ pub struct UsageArgs {
 pub struct SchemaArgs {
     /// A command name, or `error`, `event` or `config`.
     pub name: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RoomsCmd {
+    /// Which room serves each world here: built-in, repo or user, with its sha256.
+    List,
+    /// What a .wasm implements, what it imports, and whether this hall can run it.
+    Check {
+        /// The component file.
+        file: std::path::PathBuf,
+    },
+    /// Evaluate a room on JSON input and print its JSON answer.
+    Run {
+        /// A world (gates, verdict, merger, condense): the room serving it here; or a .wasm file.
+        room: String,
+        /// The input as JSON, or @path to read it from a file (- for stdin).
+        #[arg(long)]
+        input: String,
+    },
 }

@@ -34,10 +34,14 @@ pub enum Code {
     GateDenied,
     ChecksFailed,
     Claimed,
+    RoomFailed,
+    RoomIncompatible,
+    RoomNotFound,
+    RoomInputInvalid,
 }
 
 impl Code {
-    pub const ALL: [Code; 23] = [
+    pub const ALL: [Code; 27] = [
         Code::Internal,
         Code::CommandFailed,
         Code::GhUnavailable,
@@ -61,15 +65,21 @@ impl Code {
         Code::GateDenied,
         Code::ChecksFailed,
         Code::Claimed,
+        Code::RoomFailed,
+        Code::RoomIncompatible,
+        Code::RoomNotFound,
+        Code::RoomInputInvalid,
     ];
 
     /// The process exit code for this error.
     pub fn exit(self) -> u8 {
         use Code::*;
         match self {
-            Internal | CommandFailed | GhUnavailable | RunFailed | JournalCorrupt => 1,
-            Usage | InvalidVerdict | InvalidConfig => 2,
-            NotARepo | NotInitialized | ItemNotFound | NoItem | QuestionNotFound => 3,
+            Internal | CommandFailed | GhUnavailable | RunFailed | JournalCorrupt | RoomFailed => 1,
+            Usage | InvalidVerdict | InvalidConfig | RoomIncompatible | RoomInputInvalid => 2,
+            NotARepo | NotInitialized | ItemNotFound | NoItem | QuestionNotFound | RoomNotFound => {
+                3
+            }
             WrongState | ItemInReview | DirtyWorktree | AlreadyAnswered | ChildrenOpen
             | MergeConflict | BudgetExceeded => 4,
             GateDenied => 5,
@@ -112,6 +122,16 @@ impl Code {
             GateDenied => "a gate refused the action",
             ChecksFailed => "the repository's checks failed",
             Claimed => "another agent holds the lease",
+            RoomFailed => {
+                "a room trapped, panicked, looped past its deadline or hit its memory cap"
+            }
+            RoomIncompatible => {
+                "a configured room does not implement its world at a version this hall supports"
+            }
+            RoomNotFound => {
+                "no room by that name, or its component is missing from the base branch"
+            }
+            RoomInputInvalid => "the input given to a room does not match its world's types",
         }
     }
 }

@@ -16,4 +16,6 @@ pub mod index;
 pub mod item;
 pub mod journal;
 pub mod platform;
+pub mod policy;
+pub mod rooms;
 pub mod template;

@@ -42,6 +42,29 @@ pub fn hall_bin() -> &'static Path {
     })
 }
 
+/// A component built by `host/build.rs` (a built-in room or a fixture room), e.g.
+/// `hall_fixture_panicky.wasm`: the newest copy under this profile's build directories.
+pub fn built_wasm(file: &str) -> PathBuf {
+    let profile_dir = hall_bin().parent().expect("profile dir").to_path_buf();
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> =
+        std::fs::read_dir(profile_dir.join("build"))
+            .expect("build dir")
+            .flatten()
+            .map(|e| {
+                e.path()
+                    .join("out/rooms-target/wasm32-wasip2/release")
+                    .join(file)
+            })
+            .filter(|p| p.is_file())
+            .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+            .collect();
+    found.sort();
+    found
+        .pop()
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| panic!("{file} was not built by host/build.rs"))
+}
+
 /// One run of a command.
 #[derive(Debug)]
 pub struct Run {

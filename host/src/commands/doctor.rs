@@ -122,6 +122,14 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
                         }),
                 );
                 add("journal", true, check_journal(&journal));
+                let hall = Config::load(&repo.main_root)
+                    .ok()
+                    .map(|config| super::Hall {
+                        repo: repo.clone(),
+                        journal: journal.clone(),
+                        config,
+                    });
+                add("rooms", true, check_rooms(hall.as_ref()));
                 add(
                     "index",
                     true,
@@ -192,6 +200,29 @@ fn check_journal(journal: &Journal) -> std::result::Result<String, (String, Stri
             String::new()
         }
     ))
+}
+
+/// Every world's room loads (a configured room that doesn't is a failure, not a fallback).
+fn check_rooms(hall: Option<&super::Hall>) -> std::result::Result<String, (String, String)> {
+    let serving =
+        super::rooms::serving(hall).map_err(|e| (e.message, "hall rooms list".to_string()))?;
+    let broken: Vec<String> = serving
+        .iter()
+        .filter(|s| s.code.is_some())
+        .map(|s| format!("{}: {}", s.world, s.error.clone().unwrap_or_default()))
+        .collect();
+    if !broken.is_empty() {
+        return Err((broken.join("; "), "hall rooms list".to_string()));
+    }
+    let names: Vec<String> = serving
+        .iter()
+        .filter_map(|s| {
+            s.room
+                .as_ref()
+                .map(|r| format!("{} ({})", s.world, r.source))
+        })
+        .collect();
+    Ok(names.join(", "))
 }
 
 /// Whether Claude Code's user settings or installed plugins call `hall hook`.

@@ -62,7 +62,8 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
             .base
             .clone()
             .unwrap_or_else(|| git::default_base(&root));
-        let mut text = Config::template(&base, &[]);
+        let gates = detect_gates(ctx, &repo, &journal)?;
+        let mut text = Config::template(&base, &gates);
         if let Some(mode) = &args.capture {
             text = text.replace(
                 "# mode = \"gate\"            # gate | ask | off",
@@ -125,6 +126,51 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         next_text(&reply.next)
     );
     Ok(Reply::new(&reply, text))
+}
+
+/// Asks the gates room which checks this repository has, from its tracked files and
+/// root manifests, and records which room decided.
+fn detect_gates(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Result<Vec<String>> {
+    use crate::rooms::World;
+    use crate::rooms::types::{GatesInput, Manifest};
+    let root = &repo.main_root;
+    let listing = git::run(root, &["ls-files", "-z"]).unwrap_or_default();
+    let files: Vec<String> = listing
+        .split('\0')
+        .filter(|f| !f.is_empty())
+        .map(str::to_string)
+        .collect();
+    let manifests = GatesInput::MANIFESTS
+        .iter()
+        .filter(|m| files.iter().any(|f| f == *m))
+        .filter_map(|m| {
+            let content = std::fs::read(root.join(m)).ok()?;
+            Some(Manifest {
+                path: m.to_string(),
+                content: String::from_utf8_lossy(&content).into_owned(),
+            })
+        })
+        .collect();
+    let rooms = crate::policy::runtime()?;
+    // No journal config yet: the repo's [rooms] (if any) is read from the base branch
+    // through a provisional view of the repository.
+    let hall = super::Hall {
+        repo: repo.clone(),
+        journal: journal.clone(),
+        config: Config::load(root)?,
+    };
+    let room = crate::policy::room(&rooms, Some(&hall), World::Gates)?;
+    let report = room
+        .detect_gates(&GatesInput { files, manifests })?
+        .map_err(|f| {
+            HallError::new(
+                Code::RoomFailed,
+                format!("the gates room refused: {}", f.message),
+            )
+            .hint("hall rooms list")
+        })?;
+    journal.append_repo(&[crate::policy::used(ctx, None, room.info())])?;
+    Ok(report.gates.into_iter().map(|g| g.command).collect())
 }
 
 fn capture_name(m: CaptureMode) -> &'static str {

@@ -57,6 +57,7 @@ const KINDS: &[&str] = &[
     "usage",
     "notification",
     "gate_denied",
+    "room_used",
     "inbox_dismissed",
     "torn_line",
 ];
@@ -233,6 +234,17 @@ pub fn describe(kind: &EventKind) -> String {
         ),
         EventKind::Notification { kind, message, .. } => format!("{kind}: {message}"),
         EventKind::GateDenied { gate, command, .. } => format!("{gate} gate: {}", clip(command)),
+        EventKind::RoomUsed {
+            world,
+            room,
+            sha256,
+            source,
+        } => {
+            format!(
+                "{world} decided by {room} ({source}, sha256 {})",
+                &sha256[..sha256.len().min(12)]
+            )
+        }
         EventKind::InboxDismissed { key, .. } => key.clone(),
         EventKind::TornLine { line, bytes } => {
             format!("line {line} ({bytes} bytes) was torn by a crash")

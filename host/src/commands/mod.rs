@@ -16,6 +16,7 @@ mod pull_back;
 mod ready;
 mod reindex;
 mod retry;
+mod rooms;
 pub mod schema;
 mod status;
 mod usage;
@@ -349,6 +350,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Answer(a)) => answer::run(ctx, &a),
         Some(Cmd::Usage(a)) => usage::run(ctx, &a),
         Some(Cmd::Reindex) => reindex::run(ctx),
+        Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
         Some(Cmd::Help) => help::run(),
         Some(Cmd::Schema(a)) => schema::run(&a),
     }

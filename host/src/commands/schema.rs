@@ -48,6 +48,9 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "answer" => of::<answer::AnswerReply>(),
         "usage" => of::<usage::UsageReply>(),
         "reindex" => of::<reindex::ReindexReply>(),
+        "rooms" => {
+            serde_json::json!({ "oneOf": [of::<rooms::ListReply>(), of::<crate::rooms::CheckReport>(), of::<rooms::RunReply>()] })
+        }
         "help" => of::<help::HelpReply>(),
         "schema" => {
             serde_json::json!({ "type": "object", "description": "A JSON Schema document." })

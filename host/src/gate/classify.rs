@@ -350,6 +350,7 @@ impl Walker<'_> {
                 }
             }
             "xargs" => self.xargs(args, env, stdin),
+            "parallel" => self.parallel(args, env),
             "find" => self.find(args),
             "watch" => self.watch(args),
             "nix" => self.nix(args, env, stdin),
@@ -754,7 +755,7 @@ impl Walker<'_> {
                 }
             }
         }
-        let mut inner: Vec<Arg> = args[i..].to_vec();
+        let mut inner: Vec<Arg> = args.get(i..).unwrap_or_default().to_vec();
         if inner.is_empty() {
             // Plain `xargs` runs echo.
             return;
@@ -782,6 +783,56 @@ impl Walker<'_> {
         self.classify(inner, env, Stdin::Unknown);
     }
 
+    /// `parallel [opts] cmd… ::: args…`: like xargs, the arguments come later.
+    fn parallel(&mut self, args: &[Arg], env: Vec<(String, Arg)>) {
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            let t = a.text.as_str();
+            if !t.starts_with('-') || t == "-" {
+                break;
+            }
+            i += 1;
+            if matches!(
+                t,
+                "-j" | "--jobs"
+                    | "-S"
+                    | "--sshlogin"
+                    | "-a"
+                    | "--arg-file"
+                    | "-d"
+                    | "--delimiter"
+                    | "-n"
+                    | "--max-args"
+                    | "-I"
+                    | "--joblog"
+                    | "--results"
+                    | "--timeout"
+                    | "--tag-string"
+            ) {
+                i += 1;
+            }
+        }
+        let rest = args.get(i..).unwrap_or_default();
+        let end = rest
+            .iter()
+            .position(|a| a.text.starts_with(":::"))
+            .unwrap_or(rest.len());
+        let mut inner: Vec<Arg> = rest[..end].to_vec();
+        if inner.is_empty() {
+            return;
+        }
+        if inner.len() == 1 {
+            // A single word is a command line of its own: `parallel 'git push {}' ::: a`.
+            let text = inner[0].clone();
+            let mut argv = vec![Arg::lit("parallel")];
+            argv.extend(args.iter().cloned());
+            self.shell_text(&text, &argv);
+            return;
+        }
+        inner.push(Arg::dynamic("(arguments from parallel)"));
+        self.classify(inner, env, Stdin::Unknown);
+    }
+
     /// `find … -exec cmd {} ;` (and `-execdir`, `-ok`, `-okdir`).
     fn find(&mut self, args: &[Arg]) {
         let mut i = 0;
@@ -795,7 +846,9 @@ impl Walker<'_> {
                 while end < args.len() && !matches!(args[end].text.as_str(), ";" | "+") {
                     end += 1;
                 }
-                let inner: Vec<Arg> = args[start..end]
+                let inner: Vec<Arg> = args
+                    .get(start..end)
+                    .unwrap_or_default()
                     .iter()
                     .map(|a| {
                         if a.text.contains("{}") {

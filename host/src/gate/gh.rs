@@ -57,7 +57,16 @@ impl Walker<'_> {
         }
         let rest = &args[i + 1..];
         let verb = first_operand(rest);
-        if rest.iter().any(|a| a.text == "--help" || a.text == "-h") {
+        // Help only when it comes first, as in `gh pr create --help`: later on, a flag
+        // that takes a value would swallow it (`--body --help` still creates the PR).
+        let help_at = match verb {
+            Some(v) => rest.iter().position(|a| std::ptr::eq(a, v)).map(|p| p + 1),
+            None => Some(0),
+        };
+        if help_at
+            .and_then(|p| rest.get(p))
+            .is_some_and(|a| a.text == "--help" || a.text == "-h")
+        {
             return;
         }
         match group.text.as_str() {
@@ -135,10 +144,13 @@ impl Walker<'_> {
                 _ => (t, None),
             };
             // Short flags may carry their value attached: `-XPOST`, `-fquery=…`.
-            let (flag, inline) = if !t.starts_with("--") && t.len() > 2 && t.starts_with('-') {
-                (&t[..2], Some(&t[2..]))
-            } else {
-                (flag, inline)
+            let (flag, inline) = match (t.get(..2), t.get(2..)) {
+                (Some(f), Some(v))
+                    if !t.starts_with("--") && t.starts_with('-') && !v.is_empty() =>
+                {
+                    (f, Some(v))
+                }
+                _ => (flag, inline),
             };
             let takes_value = matches!(
                 flag,

@@ -330,12 +330,7 @@ impl Walker<'_> {
             self.command_config(k, v);
         }
         for name in COMMAND_ENV {
-            if let Some(v) = env
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, a)| a.clone())
-            {
+            if let Some(v) = self.env_value(env, name) {
                 self.command_value(name, &v);
             }
         }

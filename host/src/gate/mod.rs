@@ -23,6 +23,7 @@
 mod classify;
 mod gh;
 mod git;
+mod heredoc;
 mod scan;
 mod shell;
 mod words;

@@ -326,6 +326,52 @@ fn typical_command_takes_microseconds() {
     assert!(per.as_millis() < 20, "analyze took {per:?}");
 }
 
+#[test]
+fn truncated_options_do_not_panic() {
+    for cmd in [
+        "xargs -n",
+        "xargs -I",
+        "find . -exec",
+        "find -exec",
+        "gh api -é",
+        "gh api -Xé",
+        "timeout",
+        "timeout -s",
+        "sudo -u",
+        "env -u",
+        "env -S",
+        "git -C",
+        "git -c",
+        "git --config-env",
+        "nix develop --command",
+        "bash -c",
+        "bash -o",
+        "git rebase -x",
+        "git notes --ref",
+        "git update-ref -m",
+        "git commit -m",
+        "gh pr",
+        "gh api",
+        "git fetch --refmap",
+        "git config",
+        "watch -n",
+        "flock",
+        "trap",
+        "eval",
+        "su -c",
+        "git submodule foreach",
+        "git bisect run",
+        "direnv exec",
+        "nice -n",
+        "alias x",
+        "alias x=y; x; x",
+        "alias l='l -a'; l",
+    ] {
+        let a = analyze(cmd, &ctx());
+        let _ = decide(&a, GuardMode::Strict, true, None);
+    }
+}
+
 fn shellish() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![
         "git",

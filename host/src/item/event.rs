@@ -270,6 +270,13 @@ pub enum EventKind {
         command: String,
         reason: String,
     },
+    /// A room made a decision: which one (name, sha256, where it came from).
+    RoomUsed {
+        world: String,
+        room: String,
+        sha256: String,
+        source: String,
+    },
     /// A person hid an inbox entry until it changes.
     InboxDismissed { key: String, stamp: String },
     /// The writer found an unterminated line left by a crash at `line` and closed it.
@@ -309,6 +316,7 @@ impl EventKind {
             EventKind::Usage(_) => "usage",
             EventKind::Notification { .. } => "notification",
             EventKind::GateDenied { .. } => "gate_denied",
+            EventKind::RoomUsed { .. } => "room_used",
             EventKind::InboxDismissed { .. } => "inbox_dismissed",
             EventKind::TornLine { .. } => "torn_line",
             EventKind::Other => "other",

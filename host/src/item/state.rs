@@ -351,6 +351,7 @@ impl Item {
             | EventKind::Usage(_)
             | EventKind::Notification { .. }
             | EventKind::GateDenied { .. }
+            | EventKind::RoomUsed { .. }
             | EventKind::InboxDismissed { .. }
             | EventKind::TornLine { .. }
             | EventKind::Other => {}

@@ -1072,7 +1072,6 @@ fn guide_examples(markdown: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-#[ignore = "builds the docs/rooms.md example for wasm32-wasip2 with cargo (about a minute); run with --ignored"]
 fn the_authoring_guide_example_builds_and_changes_the_merger() {
     let repo = repo_root();
     let guide = std::fs::read_to_string(repo.join("docs/rooms.md")).expect("docs/rooms.md");

@@ -1,0 +1,179 @@
+//! Which room serves each world for a repository, read from the base branch.
+//!
+//! Both the `[rooms]` table and the component bytes come from the base branch with
+//! `git show`, never from a worktree, so an item can't swap in a kinder rule for itself.
+//! A repository's choice wins over a user-level extension
+//! (`<config dir>/hallmark/rooms/<world>.wasm`), which wins over the built-in room. A
+//! configured room that fails to load is an error, never a silent fallback.
+
+use std::path::{Path, PathBuf};
+
+use crate::commands::{Ctx, Hall};
+use crate::config::{Config, FILE_NAME};
+use crate::error::{Code, HallError, Result};
+use crate::git;
+use crate::item::{EventKind, ItemId};
+use crate::rooms::{Room, RoomError, RoomInfo, RoomSource, Rooms, World};
+
+impl From<RoomError> for HallError {
+    fn from(e: RoomError) -> Self {
+        let code = match e.code() {
+            "ROOM_FAILED" => Code::RoomFailed,
+            "ROOM_INCOMPATIBLE" => Code::RoomIncompatible,
+            "ROOM_NOT_FOUND" => Code::RoomNotFound,
+            "ROOM_INPUT_INVALID" => Code::RoomInputInvalid,
+            _ => Code::Internal,
+        };
+        HallError::new(code, e.message())
+            .hint("hall rooms list")
+            .hint("hall doctor")
+    }
+}
+
+/// The room runtime with hall's own cache of compiled components.
+pub fn runtime() -> Result<Rooms> {
+    match crate::platform::cache_dir() {
+        Some(dir) => Ok(Rooms::new(dir.join("rooms"))?),
+        None => Ok(Rooms::without_cache()?),
+    }
+}
+
+/// The ref the base branch is read from: the local branch, else origin's.
+pub fn base_ref(root: &Path, base: &str) -> Option<String> {
+    [
+        format!("refs/heads/{base}"),
+        format!("refs/remotes/origin/{base}"),
+    ]
+    .into_iter()
+    .find(|r| {
+        git::succeeds(
+            root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{r}^{{commit}}"),
+            ],
+        )
+    })
+}
+
+/// A file's bytes on the base branch, if it exists there.
+fn show(root: &Path, rev: &str, path: &str) -> Option<Vec<u8>> {
+    let out = git::output(root, &["show", &format!("{rev}:{path}")]).ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// Where the room for `world` comes from, before loading it.
+#[derive(Debug, Clone)]
+pub enum Choice {
+    /// `[rooms]` on the base branch names a path; `bytes` is `None` when the file is
+    /// missing there.
+    Repo {
+        path: String,
+        rev: String,
+        bytes: Option<Vec<u8>>,
+    },
+    User {
+        path: PathBuf,
+    },
+    Builtin,
+}
+
+/// The base branch's `[rooms]` table (empty when the file or the table is absent).
+pub fn repo_rooms(
+    hall: &Hall,
+) -> Result<(Option<String>, std::collections::BTreeMap<String, String>)> {
+    let root = &hall.repo.main_root;
+    let Some(rev) = base_ref(root, &hall.config.base) else {
+        return Ok((None, Default::default()));
+    };
+    let sha = git::run(root, &["rev-parse", &rev]).ok();
+    let Some(text) = show(root, &rev, FILE_NAME) else {
+        return Ok((sha, Default::default()));
+    };
+    let text = String::from_utf8_lossy(&text);
+    let shown = PathBuf::from(format!("{}:{FILE_NAME}", hall.config.base));
+    let config = Config::parse(&text, &shown)?;
+    for world in config.rooms.keys() {
+        if world.parse::<World>().is_err() {
+            return Err(HallError::new(
+                Code::InvalidConfig,
+                format!("{shown}: [rooms] has `{world}`, which is not a world (gates, verdict, merger, condense)", shown = shown.display()),
+            )
+            .hint("hall rooms list"));
+        }
+    }
+    Ok((sha, config.rooms))
+}
+
+/// Decides where `world`'s room comes from for this repository.
+pub fn choose(hall: Option<&Hall>, world: World) -> Result<Choice> {
+    if let Some(hall) = hall {
+        let (rev, rooms) = repo_rooms(hall)?;
+        if let Some(path) = rooms.get(world.name()) {
+            let rev = rev.unwrap_or_default();
+            let bytes = show(&hall.repo.main_root, &rev, path);
+            return Ok(Choice::Repo {
+                path: path.clone(),
+                rev,
+                bytes,
+            });
+        }
+    }
+    if let Some(dir) = crate::platform::config_dir() {
+        let path = dir.join("rooms").join(format!("{}.wasm", world.name()));
+        if path.is_file() {
+            return Ok(Choice::User { path });
+        }
+    }
+    Ok(Choice::Builtin)
+}
+
+/// Loads the room that serves `world`, validated against the world and version.
+pub fn room(rooms: &Rooms, hall: Option<&Hall>, world: World) -> Result<Room> {
+    match choose(hall, world)? {
+        Choice::Builtin => Ok(rooms.builtin(world)?),
+        Choice::User { path } => {
+            Ok(rooms.load_file(world, &path, RoomSource::User { path: path.clone() })?)
+        }
+        Choice::Repo {
+            path,
+            rev,
+            bytes: None,
+        } => Err(HallError::new(
+            Code::RoomNotFound,
+            format!(
+                "[rooms] {world} = \"{path}\", but {path} is not on the base branch ({})",
+                crate::commands::short(&rev)
+            ),
+        )
+        .hint(format!("git add {path} && git commit, on the base branch"))
+        .hint("hall rooms list")),
+        Choice::Repo {
+            path,
+            rev,
+            bytes: Some(bytes),
+        } => Ok(rooms.load(
+            world,
+            &bytes,
+            RoomSource::Repo {
+                path,
+                rev: Some(crate::commands::short(&rev).to_string()),
+            },
+        )?),
+    }
+}
+
+/// The journal line that says which room made a decision.
+pub fn used(ctx: &Ctx, item: Option<ItemId>, info: &RoomInfo) -> crate::item::Event {
+    ctx.event(
+        item,
+        EventKind::RoomUsed {
+            world: info.world.name().to_string(),
+            room: info.name.clone(),
+            sha256: info.sha256.clone(),
+            source: info.source.to_string(),
+        },
+    )
+}
