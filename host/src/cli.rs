@@ -58,6 +58,11 @@ pub enum Cmd {
     Help,
     /// Print the JSON Schema of a command's reply, or of `error`, `event` or `config`.
     Schema(SchemaArgs),
+    /// The entry point for Claude Code hooks: reads the hook JSON on stdin.
+    Hook {
+        /// session-start, user-prompt-submit, pre-tool-use, post-tool-use, stop or notification.
+        event: String,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -10,6 +10,11 @@ use hallmark::error::{Code, HallError};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
+    // Hooks bypass argument parsing: whatever Claude Code passes, `hall hook` must
+    // never exit 2 (a block) by accident.
+    if args.get(1).map(String::as_str) == Some("hook") {
+        return ExitCode::from(hallmark::hooks::main(&args[2..]));
+    }
     let force_json = args.iter().any(|a| a == "--json");
     let json = force_json || !std::io::stdout().is_terminal();
     let cli = match Cli::try_parse_from(&args) {

@@ -8,6 +8,7 @@ mod doctor;
 mod drop;
 mod help;
 mod inbox;
+pub use inbox::count as inbox_count;
 mod init;
 mod log;
 mod new;
@@ -353,6 +354,11 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
         Some(Cmd::Help) => help::run(),
         Some(Cmd::Schema(a)) => schema::run(&a),
+        // main() hands `hall hook` to the hooks before parsing; this arm only serves
+        // `hall help`, which lists it.
+        Some(Cmd::Hook { .. }) => Err(HallError::usage(
+            "`hall hook` reads Claude Code's hook JSON on stdin",
+        )),
     }
 }
 
