@@ -23,6 +23,9 @@ pub enum Cmd {
     Init(InitArgs),
     /// Check git, gh, claude, the plugin, the hooks and the repo; each failure names its fix.
     Doctor,
+    /// Install the Claude Code plugin (the /hallmark skill and the hooks) for this user.
+    #[command(subcommand)]
+    Setup(SetupCmd),
     /// Create an item with its branch and worktree.
     New(NewArgs),
     /// Turn the current branch and worktree (or an open PR) into an item.
@@ -253,5 +256,15 @@ pub enum RoomsCmd {
         /// The input as JSON, or @path to read it from a file (- for stdin).
         #[arg(long)]
         input: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SetupCmd {
+    /// Install the plugin at user level, with this `hall` binary's absolute path in its hooks.
+    Claude {
+        /// Say what would be written and run, and do nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }

@@ -77,18 +77,10 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
             "npm install -g @anthropic-ai/claude-code".into(),
         )),
     );
-    let hooks = hooks_installed();
     add(
         "plugin",
         false,
-        if hooks {
-            Ok("Claude Code runs `hall hook` for this user".into())
-        } else {
-            Err((
-                "the Hallmark plugin is not installed for Claude Code".into(),
-                "hall setup claude".into(),
-            ))
-        },
+        super::setup::installed().map_err(|e| (e, "hall setup claude".to_string())),
     );
     match ctx.repo() {
         Err(e) => add(
@@ -223,41 +215,4 @@ fn check_rooms(hall: Option<&super::Hall>) -> std::result::Result<String, (Strin
         })
         .collect();
     Ok(names.join(", "))
-}
-
-/// Whether Claude Code's user settings or installed plugins call `hall hook`.
-fn hooks_installed() -> bool {
-    let Some(home) = dirs::home_dir() else {
-        return false;
-    };
-    let claude = home.join(".claude");
-    let mentions = |p: &std::path::Path| {
-        std::fs::read_to_string(p)
-            .map(|t| {
-                t.contains("hall hook") || t.contains("hall\" hook") || t.contains("/hall hook")
-            })
-            .unwrap_or(false)
-    };
-    if mentions(&claude.join("settings.json")) {
-        return true;
-    }
-    let Ok(entries) = std::fs::read_dir(claude.join("plugins")) else {
-        return false;
-    };
-    let mut stack: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    let mut seen = 0;
-    while let Some(p) = stack.pop() {
-        seen += 1;
-        if seen > 2000 {
-            break;
-        }
-        if p.is_dir() {
-            if let Ok(rd) = std::fs::read_dir(&p) {
-                stack.extend(rd.flatten().map(|e| e.path()));
-            }
-        } else if p.file_name().is_some_and(|n| n == "hooks.json") && mentions(&p) {
-            return true;
-        }
-    }
-    false
 }

@@ -19,6 +19,7 @@ mod reindex;
 mod retry;
 mod rooms;
 pub mod schema;
+pub mod setup;
 mod status;
 mod usage;
 
@@ -337,6 +338,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         ),
         Some(Cmd::Init(a)) => init::run(ctx, &a),
         Some(Cmd::Doctor) => doctor::run(ctx),
+        Some(Cmd::Setup(crate::cli::SetupCmd::Claude { dry_run })) => setup::claude(dry_run),
         Some(Cmd::New(a)) => new::run(ctx, &a),
         Some(Cmd::Adopt(a)) => adopt::run(ctx, &a),
         Some(Cmd::Status(a)) => status::run(ctx, &a),

@@ -44,6 +44,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         }
         "ready" | "pull-back" | "retry" | "propose-ready" => of::<ItemReply>(),
         "drop" => of::<drop::DropReply>(),
+        "setup" => of::<setup::SetupReply>(),
         "ask" => of::<ask::AskReply>(),
         "answer" => of::<answer::AnswerReply>(),
         "usage" => of::<usage::UsageReply>(),
