@@ -7,162 +7,16 @@
 //!
 //! Run: `cargo bench -p hallmark --bench journal` (figures go to docs/performance.md).
 
-use std::io::Write;
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+mod common;
 
-use hallmark::item::event::{EVENT_VERSION, encode};
-use hallmark::item::{Event, EventKind, ItemId, Source, State};
-use hallmark::journal::Journal;
+use std::process::Command;
+use std::time::Instant;
+
+use common::{ev, generate, median, ms, time};
+use hallmark::item::{EventKind, ItemId};
 
 const ITEMS: u32 = 10_000;
 const EVENTS_PER_ITEM: u32 = 100;
-
-fn ev(id: ItemId, n: u32, kind: EventKind) -> Event {
-    let t = format!(
-        "2026-11-{:02}T{:02}:{:02}:{:02}Z",
-        1 + n % 28,
-        n % 24,
-        n % 60,
-        id.0 % 60
-    );
-    Event {
-        v: EVENT_VERSION,
-        t,
-        actor: "agent".into(),
-        kind,
-        item: Some(id),
-    }
-}
-
-/// The events of one item: created, prompts, commits, usage, a loop, and an end state
-/// that varies so `status` has a realistic mix (most items closed).
-fn item_events(id: ItemId) -> Vec<Event> {
-    let mut out = vec![ev(
-        id,
-        0,
-        EventKind::Created {
-            title: format!("Item number {}", id.0),
-            request: Some("Make the thing work better for everyone involved.".into()),
-            branch: format!("hm/{id}-item"),
-            base: "main".into(),
-            worktree: Some(format!("/work/repo-{id}")),
-            source: Source::New,
-            issue: None,
-            pr: None,
-        },
-    )];
-    let sha = format!("{:040x}", id.0);
-    let tail: Vec<EventKind> = match id.0 % 10 {
-        0 => vec![],
-        1 => vec![EventKind::Ready {
-            sha: sha.clone(),
-            round: 1,
-            note: None,
-        }],
-        2 => vec![EventKind::Dropped {
-            reason: "superseded".into(),
-        }],
-        _ => vec![
-            EventKind::Ready {
-                sha: sha.clone(),
-                round: 1,
-                note: None,
-            },
-            EventKind::ChecksPassed { sha: sha.clone() },
-            EventKind::Verdict {
-                sha: sha.clone(),
-                round: 1,
-                approved: true,
-                findings: vec![],
-                model: Some("opus".into()),
-            },
-            EventKind::Hallmarked {
-                sha: sha.clone(),
-                round: 1,
-            },
-            EventKind::Shipped {
-                sha: sha.clone(),
-                pr: Some(format!("https://github.com/o/r/pull/{}", id.0)),
-            },
-        ],
-    };
-    let filler = EVENTS_PER_ITEM as usize - 1 - tail.len();
-    for n in 0..filler as u32 {
-        let kind = match n % 4 {
-            0 => EventKind::Prompt {
-                text: format!("please adjust step {n} of the plan"),
-                session: Some("s-1".into()),
-            },
-            1 => EventKind::Commit {
-                sha: format!("{:040x}", n),
-                subject: format!("Step {n}"),
-                fixes: vec![],
-            },
-            2 => EventKind::Usage(hallmark::item::event::Usage {
-                model: "sonnet".into(),
-                role: "dev".into(),
-                input: 1200,
-                output: 300,
-                cache_read: 20_000,
-                cache_write: 500,
-                cost_usd: 0.012,
-                session: Some("s-1".into()),
-                request_id: Some(format!("req_{n}")),
-            }),
-            _ => EventKind::Turn {
-                summary: format!("Did step {n}."),
-                session: Some("s-1".into()),
-            },
-        };
-        out.push(ev(id, n + 1, kind));
-    }
-    for (i, k) in tail.into_iter().enumerate() {
-        out.push(ev(id, EVENTS_PER_ITEM + i as u32, k));
-    }
-    out
-}
-
-fn generate(root: &Path) -> Journal {
-    let repo = root.join("repo");
-    std::fs::create_dir_all(&repo).expect("mkdir");
-    let ok = Command::new("git")
-        .args(["init", "-q", "-b", "main"])
-        .current_dir(&repo)
-        .status()
-        .expect("git");
-    assert!(ok.success());
-    let journal = Journal::new(repo.join(".git/hallmark"));
-    journal.init().expect("init");
-    for n in 1..=ITEMS {
-        let id = ItemId(n);
-        std::fs::create_dir_all(journal.item_dir(id)).expect("mkdir");
-        let mut f =
-            std::io::BufWriter::new(std::fs::File::create(journal.item_file(id)).expect("create"));
-        for e in item_events(id) {
-            f.write_all(encode(&e).as_bytes()).expect("write");
-            f.write_all(b"\n").expect("write");
-        }
-    }
-    std::fs::write(
-        journal.root().join("counters.json"),
-        format!("{{\"item\":{},\"question\":1}}", ITEMS + 1),
-    )
-    .expect("counters");
-    journal
-}
-
-fn time(mut f: impl FnMut()) -> Duration {
-    let t = Instant::now();
-    f();
-    t.elapsed()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn run(cmd: &mut Command) {
     let out = cmd.output().expect("spawn");
@@ -174,16 +28,12 @@ fn run(cmd: &mut Command) {
     );
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; nothing else to parse.
     let hall = env!("CARGO_BIN_EXE_hall");
     let dir = tempfile::tempdir().expect("tempdir");
     let t = Instant::now();
-    let journal = generate(dir.path());
+    let journal = generate(dir.path(), ITEMS, EVENTS_PER_ITEM);
     let repo = dir.path().join("repo");
     println!(
         "generated {ITEMS} items x {EVENTS_PER_ITEM} events in {:.1} s",
@@ -279,5 +129,4 @@ fn main() {
         ms(appends[appends.len() / 2]),
         ms(appends[appends.len() * 99 / 100])
     );
-    let _ = State::Closed;
 }

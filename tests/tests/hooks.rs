@@ -721,3 +721,51 @@ fn the_gate_corpus_through_the_real_hook() {
         wrong.join("\n")
     );
 }
+
+#[test]
+fn a_corrupt_journal_or_config_never_breaks_the_session() {
+    let (sb, id, wt) = setup();
+    let path = sb
+        .repo
+        .join(format!(".git/hallmark/items/{id}/events.jsonl"));
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    text.push_str("garbage in the middle\n");
+    text.push_str(&std::fs::read_to_string(&path).expect("read"));
+    std::fs::write(&path, text).expect("write");
+    for (event, input) in [
+        ("pre-tool-use", write(&wt, &wt.join("a.rs"))),
+        (
+            "session-start",
+            json!({"session_id": "s", "cwd": wt, "hook_event_name": "SessionStart"}),
+        ),
+        (
+            "user-prompt-submit",
+            json!({"session_id": "s", "cwd": wt, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}),
+        ),
+        (
+            "stop",
+            json!({"session_id": "s", "cwd": wt, "hook_event_name": "Stop", "last_assistant_message": "done"}),
+        ),
+    ] {
+        let run = hook(&sb, event, &input, &[]);
+        assert_eq!(run.code, 0, "{event}: {run:?}");
+        assert!(!run.stdout.contains("\"deny\""), "{event}: {run:?}");
+    }
+    // A broken config is logged, and the gates go on with the defaults: breaking the
+    // config must not be a way around them.
+    std::fs::write(sb.repo.join(".hallmark.toml"), "max_rejects = \"many\"\n").expect("write");
+    let run = hook(&sb, "pre-tool-use", &bash(&wt, "git status"), &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&path)
+            .expect("read")
+            .replace("garbage in the middle\n", ""),
+    )
+    .expect("repair");
+    let run = hook(&sb, "pre-tool-use", &bash(&wt, "git push"), &[]);
+    let log = std::fs::read_to_string(sb.repo.join(".git/hallmark/hooks.log")).unwrap_or_default();
+    assert_eq!(decision(&run).0, "deny", "{log}");
+    let log = std::fs::read_to_string(sb.repo.join(".git/hallmark/hooks.log")).expect("log");
+    assert!(log.contains("max_rejects"), "{log}");
+}

@@ -256,3 +256,35 @@ fn rooms_check_and_run_work_outside_a_repository_too() {
     sb.hall(&sb.home, &["rooms", "run", "nowhere.wasm", "--input", "{}"])
         .err("ROOM_NOT_FOUND", 3);
 }
+
+#[test]
+fn a_user_level_room_serves_repositories_that_configure_none() {
+    let sb = Sandbox::initialized();
+    let rooms = sb.root.join("config/rooms");
+    std::fs::create_dir_all(&rooms).expect("mkdir");
+    std::fs::copy(built_wasm("hall_room_gates.wasm"), rooms.join("gates.wasm")).expect("copy");
+    let v = sb.hall(&sb.repo, &["rooms", "list"]).ok();
+    let gates = serving(&v, "gates");
+    assert_eq!(gates["room"]["source"]["kind"], "user", "{gates}");
+    assert_eq!(serving(&v, "merger")["room"]["source"]["kind"], "builtin");
+    // A broken user room is an error too, not a fallback.
+    std::fs::write(rooms.join("merger.wasm"), b"not a component").expect("write");
+    let v = sb.hall(&sb.repo, &["rooms", "list"]).ok();
+    assert!(
+        serving(&v, "merger")["code"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("ROOM_")),
+        "{v}"
+    );
+    // The repository's own choice on its base branch wins over the user's.
+    std::fs::create_dir_all(sb.repo.join("policy")).expect("mkdir");
+    let gates_wasm = std::fs::read(built_wasm("hall_room_gates.wasm")).expect("read");
+    commit_rooms(
+        &sb,
+        &sb.repo,
+        "gates = \"policy/gates.wasm\"",
+        &[("policy/gates.wasm", &gates_wasm)],
+    );
+    let v = sb.hall(&sb.repo, &["rooms", "list"]).ok();
+    assert_eq!(serving(&v, "gates")["room"]["source"]["kind"], "repo");
+}

@@ -144,7 +144,7 @@ fn edit_gate(hook: &Hook, tool: &str, raw: &str) -> Result<Option<String>> {
     if rel.starts_with(".git/") || rel == ".git" {
         return Ok(None);
     }
-    if is_free(&rel, &hook.hall.config.capture.free) || hook.worktree_item(&dir).is_some() {
+    if is_free(&rel, &hook.hall.config.capture.free) || hook.worktree_item(&dir)?.is_some() {
         return Ok(None);
     }
     let err = HallError::new(
@@ -171,14 +171,30 @@ fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
     if analysis.findings.is_empty() && analysis.parse_error.is_none() {
         return Ok(None);
     }
-    let in_worktree = hook.worktree_item(&hook.cwd).is_some();
     let mode = match config.capture.push_guard {
         PushGuard::Strict => GuardMode::Strict,
         PushGuard::Parse => GuardMode::Parse,
     };
     // The actor comes from the hook's own environment, never from the command text.
     let actor = std::env::var("HALL_ACTOR").ok();
-    let decision = gate::decide(&analysis, mode, in_worktree, actor.as_deref());
+    let decision = match hook.worktree_item(&hook.cwd) {
+        Ok(item) => gate::decide(&analysis, mode, item.is_some(), actor.as_deref()),
+        Err(e) => {
+            // Can't tell whether this is an item's worktree (an unreadable journal): fail
+            // open on everything that depends on it, but a definite push or note write
+            // still needs its hallmark or its actor.
+            super::log_anywhere(&format!(
+                "PreToolUse: {}; gating only definite pushes and note writes",
+                e.message
+            ));
+            let mut d = gate::decide(&analysis, mode, true, actor.as_deref());
+            d.push = d
+                .push
+                .filter(|t| !matches!(t.finding.effect, Effect::Unfollowable { .. }));
+            d.commits.clear();
+            d
+        }
+    };
     if let Some(t) = &decision.note {
         let err = HallError::new(
             Code::GateDenied,
@@ -192,7 +208,7 @@ fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
         match crate::hallmark::verify(&hook.hall.journal, &hook.cwd) {
             Ok(_) => {}
             Err(why) => {
-                let item = hook.worktree_item(&hook.cwd);
+                let item = hook.worktree_item(&hook.cwd)?;
                 let mut err = HallError::new(
                     Code::GateDenied,
                     format!(
@@ -294,7 +310,7 @@ fn deny(hook: &Hook, gate: &str, what: &str, err: HallError) -> Result<String> {
     } else {
         "deny"
     };
-    let item = hook.worktree_item(&hook.cwd);
+    let item = hook.worktree_item(&hook.cwd).ok().flatten();
     let mut event = hook.ctx.event(
         item,
         EventKind::GateDenied {

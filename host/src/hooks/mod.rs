@@ -178,7 +178,7 @@ fn run(event: HookEvent) -> Result<Option<String>, String> {
 }
 
 /// The initialized repository containing `dir`, or `None` when there is none (the
-/// hook then does nothing). A broken config is an error (logged; the hook fails open).
+/// hook then does nothing).
 pub fn initialized(dir: &Path) -> Result<Option<Hall>, String> {
     let Ok(repo) = Repo::discover(dir) else {
         return Ok(None);
@@ -187,7 +187,16 @@ pub fn initialized(dir: &Path) -> Result<Option<Hall>, String> {
     if !journal.exists() {
         return Ok(None);
     }
-    let config = Config::load(&repo.main_root).map_err(|e| e.message)?;
+    // A broken config must not switch the gates off (an agent could break it on
+    // purpose): log it and gate with the defaults.
+    let config = Config::load(&repo.main_root).unwrap_or_else(|e| {
+        let _ = LOG_DIR.set(journal.root().to_path_buf());
+        log_anywhere(&format!(
+            "{}; the hooks use the default configuration",
+            e.message
+        ));
+        Config::default()
+    });
     Ok(Some(Hall {
         repo,
         journal,
@@ -200,7 +209,7 @@ static LOG_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 /// Appends a line to `hooks.log` in the journal of the hook's repository (or of the
 /// process's directory, before the input said where it is), if there is one.
-fn log_anywhere(message: &str) {
+pub(crate) fn log_anywhere(message: &str) {
     let journal_dir = match LOG_DIR.get() {
         Some(d) => d.clone(),
         None => {
@@ -235,7 +244,7 @@ impl Hook {
 
     /// The item whose worktree the session is in, else the one the session is bound to.
     pub fn item(&self) -> Option<(crate::item::ItemId, crate::item::Item)> {
-        let here = self.worktree_item(&self.cwd);
+        let here = self.worktree_item(&self.cwd).ok().flatten();
         let id = here.or_else(|| {
             self.session_id()
                 .and_then(|s| session::load(&self.hall.journal, s).item)
@@ -244,11 +253,15 @@ impl Hook {
         Some((id, crate::item::fold(&contents.events)))
     }
 
-    /// The active (not closed or dropped) item whose worktree contains `dir`.
-    pub fn worktree_item(&self, dir: &Path) -> Option<crate::item::ItemId> {
-        let repo = Repo::discover(dir).ok()?;
+    /// The active (not closed or dropped) item whose worktree contains `dir`. An error
+    /// means "can't tell" (an unreadable journal), which gates must treat as their own
+    /// failure and fail open on, never as "outside a worktree".
+    pub fn worktree_item(&self, dir: &Path) -> crate::error::Result<Option<crate::item::ItemId>> {
+        let Ok(repo) = Repo::discover(dir) else {
+            return Ok(None);
+        };
         if !repo.is_linked_worktree() || repo.common_dir != self.repo.common_dir {
-            return None;
+            return Ok(None);
         }
         let branch = std::fs::read_to_string(repo.git_dir.join("HEAD"))
             .ok()
@@ -257,11 +270,13 @@ impl Hook {
                     .strip_prefix("ref: refs/heads/")
                     .map(str::to_string)
             });
-        let index = self.hall.index().ok()?;
-        let id = index
-            .item_for_place(&repo.toplevel.to_string_lossy(), branch.as_deref())
-            .ok()??;
-        let state = index.item(id).ok()??.state;
-        (!state.is_terminal()).then_some(id)
+        let index = self.hall.index()?;
+        let Some(id) = index.item_for_place(&repo.toplevel.to_string_lossy(), branch.as_deref())?
+        else {
+            return Ok(None);
+        };
+        // The item's own journal decides, so a damaged one is an error here too.
+        let item = crate::item::fold(&self.hall.journal.read_item(id)?.events);
+        Ok((!item.state.is_terminal()).then_some(id))
     }
 }

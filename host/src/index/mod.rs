@@ -96,8 +96,16 @@ impl Index {
             }
             Err(e) => return Err(sql(e)),
         };
-        index.catch_up(journal)?;
-        Ok(index)
+        match index.catch_up(journal) {
+            Ok(()) => Ok(index),
+            // A file edited by hand (a person repairing a torn or corrupt line) no longer
+            // matches the offsets remembered for it: fold everything again. If the journal
+            // itself is corrupt, the rebuild says where.
+            Err(e) if e.code == crate::error::Code::JournalCorrupt => {
+                Ok(Index::rebuild(journal)?.0)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn connect(path: &Path) -> rusqlite::Result<Index> {
