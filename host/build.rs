@@ -99,6 +99,19 @@ fn main() {
                 name.to_ascii_uppercase(),
                 path.display()
             );
+            // The built-in rooms' hashes are known now; computing them on every hook
+            // and room call would cost more than loading the room from the cache.
+            if let Ok(bytes) = std::fs::read(&path) {
+                use sha2::Digest;
+                let hex: String = sha2::Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                println!(
+                    "cargo:rustc-env=HALL_{}_SHA256={hex}",
+                    name.to_ascii_uppercase()
+                );
+            }
         }
     }
 }

@@ -130,7 +130,7 @@ fn main() {
             println!(
                 "process, cached room call: {} ({})",
                 ms(room_t),
-                room_cmd.join(" ")
+                room_cmd[..4].join(" ") + " --input <10 PRs as JSON>"
             );
             println!(
                 "process, do-nothing:       {} ({})",

@@ -26,12 +26,15 @@ impl Repo {
     /// Finds the repository that contains `start`, without running git when the layout
     /// is the ordinary one; falls back to `git rev-parse` otherwise.
     pub fn discover(start: &Path) -> Result<Repo> {
-        if std::env::var_os("GIT_DIR").is_none()
-            && let Some(repo) = discover_natively(start)
-        {
-            return Ok(repo);
+        if std::env::var_os("GIT_DIR").is_some() {
+            return discover_with_git(start);
         }
-        discover_with_git(start)
+        match discover_natively(start) {
+            Native::Found(repo) => Ok(repo),
+            // No `.git` anywhere above: not a repository, and no need to ask git.
+            Native::Nothing => Err(not_a_repo(start)),
+            Native::Unusual => discover_with_git(start),
+        }
     }
 
     /// `<common>/hallmark`, the journal's home.
@@ -54,7 +57,24 @@ impl Repo {
     }
 }
 
-fn discover_natively(start: &Path) -> Option<Repo> {
+/// What native discovery found.
+enum Native {
+    Found(Repo),
+    /// A layout this reader doesn't handle (bare repos, odd common dirs): ask git.
+    Unusual,
+    /// No `.git` in any parent.
+    Nothing,
+}
+
+fn discover_natively(start: &Path) -> Native {
+    match find_natively(start) {
+        Ok(Some(repo)) => Native::Found(repo),
+        Ok(None) => Native::Nothing,
+        Err(()) => Native::Unusual,
+    }
+}
+
+fn find_natively(start: &Path) -> Result<Option<Repo>, ()> {
     let start = absolute(start);
     for dir in start.ancestors() {
         let dot_git = dir.join(".git");
@@ -65,8 +85,8 @@ fn discover_natively(start: &Path) -> Option<Repo> {
         let git_dir = if meta.is_dir() {
             dot_git
         } else {
-            let text = std::fs::read_to_string(&dot_git).ok()?;
-            let target = text.strip_prefix("gitdir:")?.trim();
+            let text = std::fs::read_to_string(&dot_git).map_err(|_| ())?;
+            let target = text.strip_prefix("gitdir:").ok_or(())?.trim();
             let p = PathBuf::from(target);
             if p.is_absolute() { p } else { dir.join(p) }
         };
@@ -79,17 +99,17 @@ fn discover_natively(start: &Path) -> Option<Repo> {
         };
         // Only the plain layout (`<main>/.git`) is handled here; anything else asks git.
         if common_dir.file_name() != Some(OsStr::new(".git")) {
-            return None;
+            return Err(());
         }
-        let main_root = common_dir.parent()?.to_path_buf();
-        return Some(Repo {
+        let main_root = common_dir.parent().ok_or(())?.to_path_buf();
+        return Ok(Some(Repo {
             toplevel: dir.to_path_buf(),
             git_dir: normalize(&git_dir),
             common_dir,
             main_root,
-        });
+        }));
     }
-    None
+    Ok(None)
 }
 
 fn discover_with_git(start: &Path) -> Result<Repo> {

@@ -13,3 +13,13 @@ pub(crate) fn bytes(world: World) -> Option<&'static [u8]> {
         World::Condense => None,
     }
 }
+
+/// The sha256 of [`bytes`], computed by `build.rs`.
+pub(crate) fn sha256(world: World) -> Option<&'static str> {
+    match world {
+        World::Gates => Some(env!("HALL_ROOM_GATES_SHA256")),
+        World::Verdict => Some(env!("HALL_ROOM_VERDICT_SHA256")),
+        World::Merger => Some(env!("HALL_ROOM_MERGER_SHA256")),
+        World::Condense => None,
+    }
+}

@@ -252,7 +252,10 @@ impl Rooms {
                 "this hall has no built-in {world} room yet; configure one under [rooms] in .hallmark.toml"
             ),
         })?;
-        self.load(world, bytes, RoomSource::Builtin)
+        let sha256 = builtin::sha256(world)
+            .map(str::to_string)
+            .unwrap_or_else(|| sha256_hex(bytes));
+        self.load_hashed(world, bytes, RoomSource::Builtin, sha256)
     }
 
     /// What `hall rooms list` shows for the built-in rooms, without compiling them.
@@ -265,7 +268,9 @@ impl Rooms {
                     world,
                     version: CURRENT_VERSION.to_string(),
                     source: RoomSource::Builtin,
-                    sha256: sha256_hex(bytes),
+                    sha256: builtin::sha256(world)
+                        .map(str::to_string)
+                        .unwrap_or_else(|| sha256_hex(bytes)),
                 })
             })
             .collect()
@@ -276,8 +281,18 @@ impl Rooms {
     /// does not provide. `bytes` must be a `.wasm` component: precompiled
     /// artifacts from outside are refused.
     pub fn load(&self, world: World, bytes: &[u8], source: RoomSource) -> Result<Room, RoomError> {
+        self.load_hashed(world, bytes, source, sha256_hex(bytes))
+    }
+
+    /// [`Rooms::load`] with the bytes' sha256 already known (the built-in rooms').
+    fn load_hashed(
+        &self,
+        world: World,
+        bytes: &[u8],
+        source: RoomSource,
+        sha256: String,
+    ) -> Result<Room, RoomError> {
         let name = room_name(world, &source);
-        let sha256 = sha256_hex(bytes);
         let component = self.compile(&name, bytes, &sha256)?;
         let version = check::served_version(&self.engine, &component.0, world, &name)?;
         let pre = self
