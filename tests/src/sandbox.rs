@@ -265,6 +265,55 @@ impl Sandbox {
         self.journal().append_item(id, &[e]).expect("append");
     }
 
+    /// Records the assayer's approval of `sha` (checks passed, an approving verdict,
+    /// the hallmark) in the item's journal: the Assay Office's events, for tests that
+    /// need a hallmarked item.
+    pub fn approve(&self, item: &str, sha: &str, round: u32) {
+        self.record(
+            item,
+            "assayer",
+            serde_json::json!({"event": "checks_passed", "sha": sha}),
+        );
+        self.record(
+            item,
+            "assayer",
+            serde_json::json!({"event": "verdict", "sha": sha, "round": round, "approved": true}),
+        );
+        self.record(
+            item,
+            "assayer",
+            serde_json::json!({"event": "hallmarked", "sha": sha, "round": round}),
+        );
+    }
+
+    /// Strikes the hallmark the way the assayer does: the journal records it and the
+    /// note goes on HEAD of `dir` (with `HALL_ACTOR=assayer`).
+    pub fn strike(&self, item: &str, dir: &Path, sha: &str, round: u32) {
+        self.approve(item, sha, round);
+        let note = serde_json::json!({"v": 1, "item": item, "sha": sha, "round": round, "model": "opus", "open_findings": [], "actor": "assayer"});
+        let mut cmd = Command::new("git");
+        self.env(&mut cmd);
+        let out = cmd
+            .env("HALL_ACTOR", "assayer")
+            .args([
+                "notes",
+                "--ref=hallmark",
+                "add",
+                "-f",
+                "-m",
+                &note.to_string(),
+                sha,
+            ])
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Installs a test double as `name` first on PATH (a copy of a binary of this package).
     pub fn fake(&self, name: &str, exe: &Path) {
         let dest = self

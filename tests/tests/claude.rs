@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use hallmark_tests::claude_stub::{ClaudeCommand, ClaudeRun, StubServer, Turn, claude_binary};
 use hallmark_tests::sandbox::Sandbox;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 fn require_claude() -> PathBuf {
     let bin = claude_binary();
@@ -148,33 +148,7 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
     // The Assay Office's path: the item goes through the loop and the assayer strikes
     // the hallmark (note with HALL_ACTOR=assayer, and the journal records it).
     sb.hall(&wt, &["ready"]).ok();
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "checks_passed", "sha": sha}),
-    );
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "verdict", "sha": sha, "round": 1, "approved": true}),
-    );
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "hallmarked", "sha": sha, "round": 1}),
-    );
-    let note = json!({"v": 1, "item": id, "sha": sha, "round": 1, "model": "opus", "open_findings": [], "actor": "assayer"});
-    sb.git(
-        &wt,
-        &[
-            "notes",
-            "--ref=hallmark",
-            "add",
-            "-m",
-            &note.to_string(),
-            "HEAD",
-        ],
-    );
+    sb.strike(&id, &wt, &sha, 1);
 
     let stub = StubServer::start([Turn::bash(push), Turn::text("Pushed.")]).expect("stub");
     run(&stub, &home, &wt, "Ship it now");

@@ -208,7 +208,7 @@ fn doctor_reports_each_check_with_its_fix() {
     assert_eq!(
         names,
         [
-            "git", "gh", "claude", "plugin", "repo", "config", "journal", "index"
+            "git", "gh", "claude", "plugin", "repo", "config", "journal", "rooms", "index"
         ]
     );
 }

@@ -285,16 +285,7 @@ fn the_push_gate_needs_a_real_hallmark_on_head() {
     );
     // Struck by Hallmark: the journal records it at HEAD. Now the push goes through.
     sb.hall(&wt, &["ready"]).ok();
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "checks_passed", "sha": sha}),
-    );
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "hallmarked", "sha": sha, "round": 1}),
-    );
+    sb.approve(&id, &sha, 1);
     assert_eq!(decision(&hook(&sb, "pre-tool-use", &push, &[])).0, "allow");
     // A later commit has no note.
     sb.commit(&wt, "b.txt", "b", "more");

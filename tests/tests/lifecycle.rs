@@ -409,21 +409,7 @@ fn the_loop_states_and_what_a_person_can_do_in_them() {
 
     // fixing → checks → review → hallmarked; pull-back from there too.
     sb.record(&id, "fixer", json!({"event": "fix_submitted", "sha": sha}));
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "checks_passed", "sha": sha}),
-    );
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "verdict", "sha": sha, "round": 5, "approved": true}),
-    );
-    sb.record(
-        &id,
-        "assayer",
-        json!({"event": "hallmarked", "sha": sha, "round": 5}),
-    );
+    sb.approve(&id, &sha, 5);
     assert_eq!(state(&sb), "hallmarked");
     assert_eq!(
         sb.hall(&wt, &["ready"]).ok()["changed"],

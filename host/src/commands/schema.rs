@@ -53,6 +53,10 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
             serde_json::json!({ "oneOf": [of::<rooms::ListReply>(), of::<crate::rooms::CheckReport>(), of::<rooms::RunReply>()] })
         }
         "help" => of::<help::HelpReply>(),
+        "hook" => serde_json::json!({
+            "type": "object",
+            "description": "Claude Code's hook output: {\"hookSpecificOutput\": {\"hookEventName\", \"additionalContext\" | \"permissionDecision\", \"permissionDecisionReason\"}}, or nothing."
+        }),
         "schema" => {
             serde_json::json!({ "type": "object", "description": "A JSON Schema document." })
         }

@@ -95,8 +95,11 @@ pub fn is_free(rel: &str, free: &[String]) -> bool {
 fn glob(p: &[u8], s: &[u8]) -> bool {
     match (p.first(), s.first()) {
         (None, None) => true,
-        (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
-        (Some(b'?'), Some(_)) => glob(&p[1..], &s[1..]),
+        // `*` and `?` stay within one path segment, as in .gitignore.
+        (Some(b'*'), _) => {
+            glob(&p[1..], s) || (s.first().is_some_and(|&c| c != b'/') && glob(p, &s[1..]))
+        }
+        (Some(b'?'), Some(&c)) if c != b'/' => glob(&p[1..], &s[1..]),
         (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
         _ => false,
     }

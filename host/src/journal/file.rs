@@ -212,31 +212,13 @@ impl Locked {
     /// Opens (creating) `path`, takes the exclusive lock and reads what is there.
     pub fn open(path: &Path) -> Result<Locked, JournalError> {
         let err = io(path);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(&err)?;
-        FileExt::lock(&file).map_err(&err)?;
+        let mut file = lock(path)?;
         let mut bytes = Vec::new();
         file.seek(SeekFrom::Start(0)).map_err(&err)?;
         file.read_to_end(&mut bytes).map_err(&err)?;
         let contents = parse(path, &bytes, 1)?;
-        let tail = if (contents.complete_len as usize) < bytes.len() {
-            let rest = &bytes[contents.complete_len as usize..];
-            let decodable = std::str::from_utf8(rest)
-                .ok()
-                .and_then(|s| decode(s.trim()).ok())
-                .is_some();
-            Some(Torn {
-                line: contents.lines + 1,
-                bytes: rest.len() as u64,
-                closed: decodable,
-            })
-        } else {
-            None
-        };
+        let rest = &bytes[contents.complete_len as usize..];
+        let tail = (!rest.is_empty()).then(|| torn_tail(rest, contents.lines + 1));
         Ok(Locked {
             path: path.to_path_buf(),
             file,
@@ -249,52 +231,36 @@ impl Locked {
     /// file it looks at the tail, which is all an append needs (to close a torn line).
     pub fn open_for_append(path: &Path) -> Result<Locked, JournalError> {
         let err = io(path);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(&err)?;
-        FileExt::lock(&file).map_err(&err)?;
+        let mut file = lock(path)?;
         let len = file.seek(SeekFrom::End(0)).map_err(&err)?;
-        let mut tail = None;
-        if len > 0 {
-            // Read backwards in chunks to the last newline: the unterminated tail, if any.
-            let mut rest: Vec<u8> = Vec::new();
-            let mut pos = len;
-            loop {
-                let step = pos.min(64 * 1024);
-                pos -= step;
-                let mut chunk = vec![0u8; step as usize];
-                file.seek(SeekFrom::Start(pos)).map_err(&err)?;
-                file.read_exact(&mut chunk).map_err(&err)?;
-                chunk.extend_from_slice(&rest);
-                rest = chunk;
-                if let Some(i) = rest.iter().rposition(|&b| b == b'\n') {
-                    rest.drain(..=i);
-                    break;
-                }
-                if pos == 0 {
-                    break;
-                }
-            }
-            if !rest.is_empty() {
-                // The line number is only needed to name the torn line, so count lines once.
-                file.seek(SeekFrom::Start(0)).map_err(&err)?;
-                let mut all = Vec::new();
-                file.read_to_end(&mut all).map_err(&err)?;
-                let line = all.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-                let decodable = std::str::from_utf8(&rest)
-                    .ok()
-                    .and_then(|s| decode(s.trim()).ok())
-                    .is_some();
-                tail = Some(Torn {
-                    line,
-                    bytes: rest.len() as u64,
-                    closed: decodable,
-                });
+        // Read backwards in chunks to the last newline: the unterminated tail, if any.
+        let mut rest: Vec<u8> = Vec::new();
+        let mut pos = len;
+        while pos > 0 {
+            let step = pos.min(64 * 1024);
+            pos -= step;
+            let mut chunk = vec![0u8; step as usize];
+            file.seek(SeekFrom::Start(pos)).map_err(&err)?;
+            file.read_exact(&mut chunk).map_err(&err)?;
+            chunk.extend_from_slice(&rest);
+            rest = chunk;
+            if let Some(i) = rest.iter().rposition(|&b| b == b'\n') {
+                rest.drain(..=i);
+                break;
             }
         }
+        let tail = if rest.is_empty() {
+            None
+        } else {
+            // The line number only names the torn line, so count lines just this once.
+            file.seek(SeekFrom::Start(0)).map_err(&err)?;
+            let mut all = Vec::new();
+            file.read_to_end(&mut all).map_err(&err)?;
+            Some(torn_tail(
+                &rest,
+                all.iter().filter(|&&b| b == b'\n').count() as u64 + 1,
+            ))
+        };
         Ok(Locked {
             path: path.to_path_buf(),
             file,
@@ -361,6 +327,33 @@ impl Locked {
     /// The raw handle, for tests that simulate a crash mid-write.
     pub fn file_mut(&mut self) -> &mut File {
         &mut self.file
+    }
+}
+
+/// Opens (creating) `path` for reading and appending, under the exclusive lock.
+fn lock(path: &Path) -> Result<File, JournalError> {
+    let err = io(path);
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(&err)?;
+    FileExt::lock(&file).map_err(&err)?;
+    Ok(file)
+}
+
+/// The bytes after the last newline, as the torn line the next append must close; a
+/// tail that decodes (a crash just before its newline) needs only the newline.
+fn torn_tail(rest: &[u8], line: u64) -> Torn {
+    let decodable = std::str::from_utf8(rest)
+        .ok()
+        .and_then(|s| decode(s.trim()).ok())
+        .is_some();
+    Torn {
+        line,
+        bytes: rest.len() as u64,
+        closed: decodable,
     }
 }
 
