@@ -54,7 +54,10 @@ fn eight_processes_append_a_thousand_events_each_without_losing_or_tearing_one()
         .ok();
     assert_eq!(log["events"].as_array().map(Vec::len), Some(8000));
     let r = sb.hall(&sb.repo, &["reindex"]).ok();
-    assert_eq!(r["events"], 8002, "the created line, 8,000 prompts, and init's room_used record");
+    assert_eq!(
+        r["events"], 8002,
+        "the created line, 8,000 prompts, and init's room_used record"
+    );
 }
 
 #[test]
