@@ -291,6 +291,12 @@ impl Sandbox {
     pub fn strike(&self, item: &str, dir: &Path, sha: &str, round: u32) {
         self.approve(item, sha, round);
         let note = serde_json::json!({"v": 1, "item": item, "sha": sha, "round": round, "model": "opus", "open_findings": [], "actor": "assayer"});
+        self.note(dir, &note);
+    }
+
+    /// Writes `body` as the hallmark note on HEAD of `dir`, as a process with
+    /// `HALL_ACTOR=assayer` would (for tests of forged or copied notes, too).
+    pub fn note(&self, dir: &Path, body: &Value) {
         let mut cmd = Command::new("git");
         self.env(&mut cmd);
         let out = cmd
@@ -301,8 +307,8 @@ impl Sandbox {
                 "add",
                 "-f",
                 "-m",
-                &note.to_string(),
-                sha,
+                &body.to_string(),
+                "HEAD",
             ])
             .current_dir(dir)
             .output()

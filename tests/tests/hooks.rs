@@ -200,39 +200,6 @@ fn capture_modes_ask_and_off() {
     );
 }
 
-/// Writes a note on HEAD of `dir` as the assayer would (`HALL_ACTOR` in its env).
-fn note(sb: &Sandbox, dir: &Path, body: &Value) {
-    let mut cmd = std::process::Command::new("git");
-    let envs: Vec<(String, String)> = sb
-        .hall_command(dir)
-        .get_envs()
-        .filter_map(|(k, v)| {
-            Some((
-                k.to_string_lossy().to_string(),
-                v?.to_string_lossy().to_string(),
-            ))
-        })
-        .collect();
-    cmd.env_clear().envs(envs).current_dir(dir);
-    let out = cmd
-        .args([
-            "notes",
-            "--ref=hallmark",
-            "add",
-            "-f",
-            "-m",
-            &body.to_string(),
-            "HEAD",
-        ])
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn the_push_gate_needs_a_real_hallmark_on_head() {
     let (sb, id, wt) = setup();
@@ -248,7 +215,7 @@ fn the_push_gate_needs_a_real_hallmark_on_head() {
     );
 
     // A forged note: not the hallmark's JSON.
-    note(&sb, &wt, &json!({"approved": true}));
+    sb.note(&wt, &json!({"approved": true}));
     let (_, reason) = decision(&hook(&sb, "pre-tool-use", &push, &[]));
     assert!(
         reason["error"]["message"]
@@ -258,8 +225,7 @@ fn the_push_gate_needs_a_real_hallmark_on_head() {
         "{reason}"
     );
     // A note copied from another commit.
-    note(
-        &sb,
+    sb.note(
         &wt,
         &json!({"v": 1, "item": id, "sha": "3f2a9c1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "round": 1}),
     );
@@ -270,8 +236,7 @@ fn the_push_gate_needs_a_real_hallmark_on_head() {
         "{msg}"
     );
     // The right shape and SHA, but the journal never recorded a hallmark.
-    note(
-        &sb,
+    sb.note(
         &wt,
         &json!({"v": 1, "item": id, "sha": sha, "round": 1, "actor": "assayer"}),
     );
