@@ -69,7 +69,13 @@ impl std::fmt::Display for NotHallmarked {
 
 /// Checks that HEAD in `dir` carries a hallmark struck by Hallmark.
 pub fn verify(journal: &Journal, dir: &Path) -> Result<Note, NotHallmarked> {
-    let head = git::head(dir).map_err(|_| NotHallmarked::NoHead)?;
+    let head = match git::Repo::discover(dir)
+        .ok()
+        .and_then(|r| git::head_native(&r))
+    {
+        Some(h) => h,
+        None => git::head(dir).map_err(|_| NotHallmarked::NoHead)?,
+    };
     let out = git::output(
         dir,
         &["notes", &format!("--ref={NOTES_REF}"), "show", &head],

@@ -236,6 +236,30 @@ pub fn head(dir: &Path) -> Result<String> {
     run(dir, &["rev-parse", "HEAD"])
 }
 
+/// HEAD's commit read from the files git keeps (HEAD, the loose ref, packed-refs), for
+/// the hot path of a hook; `None` whenever the layout is anything but the plain one
+/// (reftable, symbolic chains, a missing ref), and the caller then asks git.
+pub fn head_native(repo: &Repo) -> Option<String> {
+    let is_sha = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let head = std::fs::read_to_string(repo.git_dir.join("HEAD")).ok()?;
+    let head = head.trim();
+    let Some(name) = head.strip_prefix("ref: ") else {
+        return is_sha(head).then(|| head.to_string());
+    };
+    if !name.starts_with("refs/heads/") || name.contains("..") {
+        return None;
+    }
+    if let Ok(loose) = std::fs::read_to_string(repo.common_dir.join(name)) {
+        let loose = loose.trim();
+        return is_sha(loose).then(|| loose.to_string());
+    }
+    let packed = std::fs::read_to_string(repo.common_dir.join("packed-refs")).ok()?;
+    packed.lines().find_map(|line| {
+        let (sha, r) = line.split_once(' ')?;
+        (r == name && is_sha(sha)).then(|| sha.to_string())
+    })
+}
+
 pub fn current_branch(dir: &Path) -> Option<String> {
     run(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"])
         .ok()
@@ -336,4 +360,63 @@ pub fn branch_exists(dir: &Path, branch: &str) -> bool {
             &format!("refs/heads/{branch}"),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn native_head_agrees_with_git_for_loose_packed_detached_and_worktree_heads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("r");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let check = |d: &Path| {
+            let repo = Repo::discover(d).expect("repo");
+            assert_eq!(
+                head_native(&repo),
+                Some(git(d, &["rev-parse", "HEAD"])),
+                "{}",
+                d.display()
+            );
+        };
+        check(&root);
+        git(&root, &["pack-refs", "--all"]);
+        check(&root);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        check(&root);
+        let wt = dir.path().join("wt");
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "side",
+                wt.to_str().expect("utf8"),
+            ],
+        );
+        git(&wt, &["commit", "-q", "--allow-empty", "-m", "three"]);
+        check(&wt);
+        git(&root, &["checkout", "-q", "--detach", "HEAD~1"]);
+        check(&root);
+    }
 }
