@@ -9,6 +9,11 @@
 //! `env -S` or `nix develop --command`, `sh -c`, `eval`, git aliases and the commands git
 //! runs by itself (`rebase -x`, editors, hooks).
 //!
+//! What it can't see: aliases and functions the user's own shell defines (Claude Code's
+//! Bash tool sources a snapshot of them, so `gp` for `git push` from a `.zshrc` is not
+//! followed), variables set by earlier tool calls, and bash arrays. The last two are
+//! computed words, which strict mode denies inside an item's worktree.
+//!
 //! It is pure and fast on purpose: the hook runs before every tool call, so nothing here
 //! starts a process or touches the file system. What needs the outside world (git aliases
 //! from config, the text of a script, `[capture]` settings) comes in through
