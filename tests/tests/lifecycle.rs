@@ -795,3 +795,25 @@ fn status_and_log_views() {
     sb.hall(&sb.repo, &["log", &b, "--kind", "teleport"])
         .err("USAGE", 2);
 }
+
+#[test]
+fn new_open_starts_claude_in_the_worktree_with_the_request() {
+    let sb = Sandbox::initialized();
+    sb.fake(
+        "claude",
+        std::path::Path::new(env!("CARGO_BIN_EXE_fake-claude")),
+    );
+    let log = sb.root.join("claude.json");
+    let log_s = log.display().to_string();
+    let v = sb
+        .hall_env(
+            &sb.repo,
+            &["new", "Make the export faster", "--open"],
+            &[("FAKE_CLAUDE_LOG", &log_s)],
+        )
+        .ok();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&log).expect("claude ran")).expect("json");
+    assert_eq!(record["cwd"], v["worktree"]);
+    assert_eq!(record["args"], json!(["Make the export faster"]));
+}
