@@ -137,6 +137,9 @@ const WATCHED: &[&str] = &[
     "gates",
     "verdict",
     "merger",
+    "condense-room",
+    "condense/src",
+    "condense/Cargo.toml",
     "fixtures",
 ];
 

@@ -54,6 +54,8 @@ pub enum Cmd {
     Usage(UsageArgs),
     /// Rebuild the SQLite index from the journal files.
     Reindex,
+    /// Run a command, keep its full output, and print the condensed view an agent should read.
+    Run(RunArgs),
     /// Which room serves each world; check or run a room component.
     #[command(subcommand)]
     Rooms(RoomsCmd),
@@ -267,4 +269,20 @@ pub enum SetupCmd {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Show a kept log (a name printed by `hall run`, or a path) instead of running anything.
+    #[arg(long)]
+    pub show: Option<String>,
+    /// With --show: only lines A-B (1-based, inclusive).
+    #[arg(long, requires = "show")]
+    pub lines: Option<String>,
+    /// With --show: only lines containing this text.
+    #[arg(long, requires = "show")]
+    pub grep: Option<String>,
+    /// The command and its arguments, after `--`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
 }

@@ -32,7 +32,11 @@ fn main() -> ExitCode {
                 .unwrap_or("bad arguments")
                 .trim_start_matches("error: ")
                 .to_string();
-            return finish(Err(HallError::usage(first).hint("hall help")), json);
+            return finish(
+                Err(HallError::usage(first).hint("hall help")),
+                json,
+                force_json,
+            );
         }
     };
     let result = std::panic::catch_unwind(|| {
@@ -41,17 +45,17 @@ fn main() -> ExitCode {
     .unwrap_or_else(|_| {
         Err(HallError::internal("hall panicked; this is a bug").hint("hall doctor"))
     });
-    finish(result, json)
+    finish(result, json, force_json)
 }
 
-fn finish(result: Result<Reply, HallError>, json: bool) -> ExitCode {
+fn finish(result: Result<Reply, HallError>, json: bool, force_json: bool) -> ExitCode {
     let mut out = std::io::stdout().lock();
     match result {
         Ok(reply) => {
             for w in &reply.warnings {
                 eprintln!("warning: {w}");
             }
-            let _ = if json {
+            let _ = if json && (force_json || !reply.text_first) {
                 writeln!(
                     out,
                     "{}",
@@ -60,7 +64,7 @@ fn finish(result: Result<Reply, HallError>, json: bool) -> ExitCode {
             } else {
                 writeln!(out, "{}", reply.text)
             };
-            ExitCode::SUCCESS
+            ExitCode::from(reply.exit)
         }
         Err(mut err) => {
             // The contract promises every error a way forward.

@@ -18,6 +18,7 @@ mod ready;
 mod reindex;
 mod retry;
 mod rooms;
+mod run;
 pub mod schema;
 pub mod setup;
 mod status;
@@ -42,6 +43,11 @@ pub struct Reply {
     pub text: String,
     /// Lines for stderr (warnings such as a torn journal line).
     pub warnings: Vec<String>,
+    /// The process exit code (0, except for `hall run`, which passes its command's on).
+    pub exit: u8,
+    /// Print the text even off a terminal unless `--json` is given (`hall run`, whose
+    /// output is what an agent reads from its Bash tool).
+    pub text_first: bool,
 }
 
 impl Reply {
@@ -52,6 +58,8 @@ impl Reply {
             json,
             text,
             warnings: Vec::new(),
+            exit: 0,
+            text_first: false,
         }
     }
 
@@ -354,6 +362,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Usage(a)) => usage::run(ctx, &a),
         Some(Cmd::Reindex) => reindex::run(ctx),
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
+        Some(Cmd::Run(a)) => run::run(ctx, &a),
         Some(Cmd::Help) => help::run(),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves

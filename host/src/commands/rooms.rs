@@ -147,6 +147,8 @@ fn check(file: &PathBuf) -> Result<Reply> {
         json,
         text,
         warnings: Vec::new(),
+        exit: 0,
+        text_first: false,
     })
 }
 

@@ -44,6 +44,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         }
         "ready" | "pull-back" | "retry" | "propose-ready" => of::<ItemReply>(),
         "drop" => of::<drop::DropReply>(),
+        "run" => of::<run::RunReply>(),
         "setup" => of::<setup::SetupReply>(),
         "ask" => of::<ask::AskReply>(),
         "answer" => of::<answer::AnswerReply>(),
@@ -72,6 +73,8 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                 json: s,
                 text,
                 warnings: Vec::new(),
+                exit: 0,
+                text_first: false,
             })
         }
         None => {

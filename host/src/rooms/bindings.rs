@@ -243,6 +243,7 @@ impl From<&plain::CondenseInput> for condense::api::CondenseInput {
             command: i.command.clone(),
             exit_code: i.exit_code,
             output: i.output.clone(),
+            log: i.log.clone(),
         }
     }
 }

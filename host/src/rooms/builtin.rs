@@ -9,8 +9,7 @@ pub(crate) fn bytes(world: World) -> Option<&'static [u8]> {
         World::Gates => Some(include_bytes!(env!("HALL_ROOM_GATES_WASM"))),
         World::Verdict => Some(include_bytes!(env!("HALL_ROOM_VERDICT_WASM"))),
         World::Merger => Some(include_bytes!(env!("HALL_ROOM_MERGER_WASM"))),
-        // Condensing gets its built-in room in its own issue.
-        World::Condense => None,
+        World::Condense => Some(include_bytes!(env!("HALL_ROOM_CONDENSE_WASM"))),
     }
 }
 
@@ -20,6 +19,6 @@ pub(crate) fn sha256(world: World) -> Option<&'static str> {
         World::Gates => Some(env!("HALL_ROOM_GATES_SHA256")),
         World::Verdict => Some(env!("HALL_ROOM_VERDICT_SHA256")),
         World::Merger => Some(env!("HALL_ROOM_MERGER_SHA256")),
-        World::Condense => None,
+        World::Condense => Some(env!("HALL_ROOM_CONDENSE_SHA256")),
     }
 }

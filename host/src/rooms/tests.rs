@@ -227,11 +227,32 @@ fn a_typed_call_for_another_world_is_refused() {
 }
 
 #[test]
-fn condense_has_no_built_in_room_yet() {
-    let err = rooms()
-        .builtin(World::Condense)
-        .expect_err("not built in yet");
-    assert_eq!(err.code(), "ROOM_NOT_FOUND");
+fn the_built_in_condense_room_keeps_failures_and_states_the_exit_code() {
+    let room = rooms().builtin(World::Condense).expect("built in");
+    let mut output = String::new();
+    for n in 0..400 {
+        output.push_str(&format!("test tests::case_{n} ... ok\n"));
+    }
+    output
+        .push_str("test tests::broken ... FAILED\n\nfailures:\n\n---- tests::broken stdout ----\n");
+    output.push_str("thread 'tests::broken' panicked at src/lib.rs:42:9:\nboom\n\n");
+    output.push_str("test result: FAILED. 400 passed; 1 failed; 0 ignored\n");
+    let input = CondenseInput {
+        command: "cargo test".into(),
+        exit_code: 101,
+        output: output.clone(),
+        log: "run.log".into(),
+    };
+    let c = room.condense(&input).expect("runs").expect("condenses");
+    assert!(c.filter.starts_with("cargo test"), "{}", c.filter);
+    for signal in ["tests::broken", "src/lib.rs:42:9", "boom", "101", "run.log"] {
+        assert!(
+            c.text.contains(signal),
+            "{signal} missing from:\n{}",
+            c.text
+        );
+    }
+    assert!(c.stats.bytes_out < c.stats.bytes_in / 2, "{:?}", c.stats);
 }
 
 // ---------------------------------------------------------------- cache
@@ -334,7 +355,11 @@ fn check_reports_worlds_imports_and_runnability() {
 fn builtin_infos_name_every_embedded_room() {
     let infos = Rooms::builtin_infos();
     let worlds: Vec<World> = infos.iter().map(|i| i.world).collect();
-    assert_eq!(worlds, vec![World::Gates, World::Verdict, World::Merger]);
+    assert_eq!(
+        worlds,
+        World::ALL.to_vec(),
+        "every world has a built-in room"
+    );
     for info in &infos {
         assert_eq!(info.sha256.len(), 64);
         assert_eq!(info.source, RoomSource::Builtin);

@@ -369,6 +369,9 @@ pub struct CondenseInput {
     pub exit_code: i32,
     /// Combined stdout and stderr.
     pub output: String,
+    /// Where the full output is kept (named in the footer).
+    #[serde(default)]
+    pub log: String,
 }
 
 /// What condensing did, in sizes.

@@ -1,0 +1,221 @@
+//! `hall run -- <command…>`: runs a command, keeps its whole output on disk, and prints
+//! what an agent should read, condensed by the condense room. It exits with the
+//! command's own exit code. `hall run --show <log>` is the drill-down.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use super::{Ctx, Reply};
+use crate::error::{Code, HallError, Result};
+use crate::rooms::World;
+use crate::rooms::types::CondenseInput;
+
+/// The most lines `--show --grep` prints.
+const MAX_MATCHES: usize = 500;
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct RunReply {
+    pub command: String,
+    pub exit_code: i32,
+    /// The full output, kept on disk.
+    pub log: String,
+    /// The filter that condensed it (or `none` when the room failed and the full output is shown).
+    pub filter: String,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// What the agent reads.
+    pub text: String,
+    pub next: Vec<String>,
+}
+
+/// Where logs go: the journal's `runs/logs` in an initialized repository, else the cache.
+fn logs_dir(ctx: &Ctx) -> Result<PathBuf> {
+    if let Ok(hall) = ctx.hall() {
+        return Ok(hall.journal.root().join("runs").join("logs"));
+    }
+    crate::platform::cache_dir()
+        .map(|d| d.join("runs"))
+        .ok_or_else(|| HallError::internal("no cache directory for the log"))
+}
+
+pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
+    if let Some(log) = &args.show {
+        return show(ctx, log, args.lines.as_deref(), args.grep.as_deref());
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        return Err(HallError::usage("name a command to run").hint("hall run -- cargo test"));
+    };
+    let line = args
+        .command
+        .iter()
+        .map(|a| crate::platform::shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    // stdout and stderr share one pipe, so the log keeps their real order.
+    let (mut reader, writer) = std::io::pipe()?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
+        .current_dir(&ctx.cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer);
+    let mut child = cmd.spawn().map_err(|e| {
+        HallError::new(
+            Code::CommandFailed,
+            format!("could not run `{program}`: {e}"),
+        )
+        .hint("hall doctor")
+    })?;
+    drop(cmd);
+    let mut output = Vec::new();
+    reader.read_to_end(&mut output)?;
+    let status = child.wait()?;
+    let exit_code = exit_code(&status);
+
+    let dir = logs_dir(ctx)?;
+    std::fs::create_dir_all(&dir)?;
+    let stamp = ctx.stamp.replace([':', '-'], "");
+    let name = format!(
+        "{stamp}-{}-{}.log",
+        std::process::id(),
+        crate::template::slug(&line)
+    );
+    let path = dir.join(&name);
+    crate::journal::file::write_atomic(&path, &output)?;
+    let text_in = String::from_utf8_lossy(&output).into_owned();
+
+    let input = CondenseInput {
+        command: line.clone(),
+        exit_code,
+        output: text_in.clone(),
+        log: name.clone(),
+    };
+    let condensed = crate::policy::runtime()
+        .and_then(|rooms| {
+            let hall = ctx.hall().ok();
+            crate::policy::room(&rooms, hall.as_ref(), World::Condense)
+        })
+        .and_then(|room| Ok(room.condense(&input)?));
+    let mut warnings = Vec::new();
+    let (text, filter, bytes_out) = match condensed {
+        Ok(Ok(c)) => (c.text, c.filter, c.stats.bytes_out),
+        // A room that fails or refuses hides nothing: the whole output is shown.
+        Ok(Err(f)) => {
+            warnings.push(format!(
+                "the condense room refused this output ({}); showing all of it",
+                f.message
+            ));
+            (
+                whole(&text_in, exit_code, &name),
+                "none".to_string(),
+                text_in.len() as u64,
+            )
+        }
+        Err(e) => {
+            warnings.push(format!(
+                "{} ({}); showing the whole output",
+                e.message,
+                e.code.as_str()
+            ));
+            (
+                whole(&text_in, exit_code, &name),
+                "none".to_string(),
+                text_in.len() as u64,
+            )
+        }
+    };
+    let reply = RunReply {
+        command: line,
+        exit_code,
+        log: name.clone(),
+        filter,
+        bytes_in: output.len() as u64,
+        bytes_out,
+        text: text.clone(),
+        next: vec![
+            format!("hall run --show {name} --grep <text>"),
+            format!("hall run --show {name} --lines 1-80"),
+        ],
+    };
+    let mut r = Reply::new(&reply, text.trim_end().to_string()).warn(warnings);
+    r.exit = u8::try_from(exit_code).unwrap_or(1);
+    r.text_first = true;
+    Ok(r)
+}
+
+/// The output as it is, with the exit code and where it is kept, when no room condensed it.
+fn whole(output: &str, exit_code: i32, log: &str) -> String {
+    format!("{output}\n[exit {exit_code}; full log: {log}]")
+}
+
+#[cfg(unix)]
+fn exit_code(status: &std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+#[cfg(not(unix))]
+fn exit_code(status: &std::process::ExitStatus) -> i32 {
+    status.code().unwrap_or(1)
+}
+
+fn show(ctx: &Ctx, log: &str, lines: Option<&str>, grep: Option<&str>) -> Result<Reply> {
+    let direct = Path::new(log);
+    let path = if direct.is_file() {
+        direct.to_path_buf()
+    } else {
+        logs_dir(ctx)?.join(log)
+    };
+    let bytes = std::fs::read(&path).map_err(|e| {
+        HallError::new(Code::Usage, format!("no log {log}: {e}")).hint("hall run -- <command>")
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let all: Vec<&str> = text.lines().collect();
+    let range = match lines {
+        Some(spec) => {
+            let (a, b) = spec.split_once('-').unwrap_or((spec, spec));
+            let parse = |s: &str| s.trim().parse::<usize>().ok().filter(|n| *n >= 1);
+            match (parse(a), parse(b)) {
+                (Some(a), Some(b)) if a <= b => (a, b.min(all.len())),
+                _ => {
+                    return Err(HallError::usage(format!(
+                        "--lines takes A-B, such as 120-180, not `{spec}`"
+                    )));
+                }
+            }
+        }
+        None => (1, all.len()),
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, l) in all
+        .iter()
+        .enumerate()
+        .skip(range.0 - 1)
+        .take(range.1.saturating_sub(range.0 - 1))
+    {
+        if grep.is_none_or(|g| l.contains(g)) {
+            out.push(format!("{:>6}  {l}", i + 1));
+            if grep.is_some() && out.len() >= MAX_MATCHES {
+                out.push(format!(
+                    "… more than {MAX_MATCHES} matches; narrow the search"
+                ));
+                break;
+            }
+        }
+    }
+    let body = out.join("\n");
+    let json = serde_json::json!({ "log": path.display().to_string(), "lines": all.len(), "shown": body, "next": ["hall run --show <log> --lines A-B"] });
+    Ok(Reply {
+        json,
+        text: body,
+        warnings: Vec::new(),
+        exit: 0,
+        text_first: true,
+    })
+}

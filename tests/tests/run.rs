@@ -1,0 +1,121 @@
+//! `hall run`: the command's whole output kept on disk, the condensed view printed
+//! through the real condense room, the command's exit code passed on, and the
+//! drill-down with `--show`.
+
+use std::path::Path;
+
+use hallmark_tests::sandbox::Sandbox;
+use serde_json::Value;
+
+fn fixture(name: &str) -> (std::path::PathBuf, Value) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/output");
+    let meta: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("meta"),
+    )
+    .expect("json");
+    (dir.join(format!("{name}.txt")), meta)
+}
+
+#[test]
+fn hall_run_condenses_real_cargo_output_keeps_every_signal_and_passes_the_exit_code_on() {
+    let sb = Sandbox::initialized();
+    sb.fake("cargo", Path::new(env!("CARGO_BIN_EXE_fake-tool")));
+    for name in [
+        "cargo_test/many_failures",
+        "cargo_test/crash_sigabrt_large",
+        "cargo_build/check_errors",
+        "cargo_test/compile_errors_large",
+    ] {
+        let (out, meta) = fixture(name);
+        let exit = meta["exit_code"].as_i64().expect("exit").to_string();
+        let words: Vec<String> = meta["command"]
+            .as_str()
+            .expect("command")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let mut args = vec!["run".to_string(), "--".to_string()];
+        args.extend(words);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = sb.hall_env(
+            &sb.repo,
+            &args,
+            &[
+                ("FAKE_TOOL_OUTPUT", out.to_str().expect("utf8")),
+                ("FAKE_TOOL_EXIT", &exit),
+            ],
+        );
+        assert_eq!(
+            run.code.to_string(),
+            exit,
+            "{name}: the command's exit code"
+        );
+        let raw = std::fs::read_to_string(&out).expect("fixture");
+        assert!(
+            run.stdout.len() < raw.len() / 2,
+            "{name}: condensed ({} of {} bytes)",
+            run.stdout.len(),
+            raw.len()
+        );
+        for signal in meta["signals"].as_array().expect("signals") {
+            let s = signal.as_str().expect("signal");
+            assert!(
+                run.stdout.contains(s),
+                "{name}: `{s}` was hidden:\n{}",
+                run.stdout
+            );
+        }
+        // The footer names the kept log; the drill-down finds any part of it.
+        let log = run
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("[hall] full log: "))
+            .and_then(|l| l.split(';').next())
+            .expect("footer");
+        let kept = sb.repo.join(".git/hallmark/runs/logs").join(log);
+        assert_eq!(
+            std::fs::read_to_string(&kept).expect("kept"),
+            raw,
+            "{name}: lossless on disk"
+        );
+        let first = meta["signals"][0].as_str().expect("signal");
+        let grep = sb.hall(&sb.repo, &["run", "--show", log, "--grep", first]);
+        assert_eq!(grep.code, 0);
+        assert!(grep.stdout.contains(first), "{}", grep.stdout);
+        let lines = sb.hall(&sb.repo, &["run", "--show", log, "--lines", "1-3"]);
+        assert_eq!(lines.stdout.lines().count(), 3, "{}", lines.stdout);
+    }
+}
+
+#[test]
+fn evidence_passes_untouched_and_json_is_there_when_asked() {
+    let sb = Sandbox::initialized();
+    for n in 0..200 {
+        sb.commit(
+            &sb.repo,
+            "f.txt",
+            &format!("line {n}\n"),
+            &format!("change {n}"),
+        );
+    }
+    let direct = sb.git(&sb.repo, &["log", "--oneline"]);
+    let run = sb.hall(&sb.repo, &["run", "--", "git", "log", "--oneline"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.starts_with(&direct),
+        "git log passes through untouched"
+    );
+    let v = sb
+        .hall(
+            &sb.repo,
+            &["--json", "run", "--", "git", "log", "--oneline"],
+        )
+        .ok();
+    assert_eq!(v["exit_code"], 0);
+    assert!(v["log"].as_str().is_some_and(|l| l.ends_with(".log")));
+    sb.hall(&sb.repo, &["run"]).err("USAGE", 2);
+    sb.hall(&sb.repo, &["run", "--", "no-such-program-here"])
+        .err("COMMAND_FAILED", 1);
+    sb.hall(&sb.repo, &["run", "--show", "nothing.log"])
+        .err("USAGE", 2);
+}
