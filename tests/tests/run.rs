@@ -119,3 +119,39 @@ fn evidence_passes_untouched_and_json_is_there_when_asked() {
     sb.hall(&sb.repo, &["run", "--show", "nothing.log"])
         .err("USAGE", 2);
 }
+
+#[test]
+fn a_repositorys_own_condense_room_replaces_the_family_filter() {
+    let sb = Sandbox::initialized();
+    sb.fake("cargo", Path::new(env!("CARGO_BIN_EXE_fake-tool")));
+    let room = std::fs::read(hallmark_tests::sandbox::built_wasm(
+        "hall_fixture_tail_only.wasm",
+    ))
+    .expect("fixture room");
+    std::fs::create_dir_all(sb.repo.join("policy")).expect("mkdir");
+    std::fs::write(sb.repo.join("policy/condense.wasm"), room).expect("write");
+    let config = std::fs::read_to_string(sb.repo.join(".hallmark.toml")).expect("config");
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        format!("{config}\n[rooms]\ncondense = \"policy/condense.wasm\"\n"),
+    )
+    .expect("write");
+    sb.git(&sb.repo, &["add", "-A"]);
+    sb.git(&sb.repo, &["commit", "-q", "-m", "our own condense rule"]);
+    let (out, _) = fixture("cargo_test/many_failures");
+    let vars = [
+        ("FAKE_TOOL_OUTPUT", out.to_str().expect("utf8")),
+        ("FAKE_TOOL_EXIT", "101"),
+    ];
+    let run = sb.hall_env(&sb.repo, &["run", "--", "cargo", "test"], &vars);
+    assert_eq!(run.code, 101);
+    assert!(
+        run.stdout.starts_with("tail-only filter (exit 101):"),
+        "{}",
+        run.stdout
+    );
+    let v = sb
+        .hall_env(&sb.repo, &["--json", "run", "--", "cargo", "test"], &vars)
+        .json();
+    assert_eq!(v["filter"], "tail-only");
+}
