@@ -155,3 +155,59 @@ fn a_repositorys_own_condense_room_replaces_the_family_filter() {
         .json();
     assert_eq!(v["filter"], "tail-only");
 }
+
+/// Every captured fixture through the real built-in condense component: each failure
+/// signal survives and a failing run never reads as a pass.
+#[test]
+fn every_fixture_through_the_real_condense_component_keeps_its_signals() {
+    let sb = Sandbox::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/output");
+    let mut checked = 0;
+    for family in std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .flatten()
+        .filter(|e| e.path().is_dir())
+    {
+        for entry in std::fs::read_dir(family.path()).expect("family").flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let meta: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).expect("meta")).expect("json");
+            let output = std::fs::read_to_string(path.with_extension("txt")).expect("capture");
+            let input = serde_json::json!({"command": meta["command"], "exit_code": meta["exit_code"], "output": output, "log": "fixture.log"});
+            let file = sb.root.join("input.json");
+            std::fs::write(&file, input.to_string()).expect("write");
+            let v = sb
+                .hall(
+                    &sb.home,
+                    &[
+                        "rooms",
+                        "run",
+                        "condense",
+                        "--input",
+                        &format!("@{}", file.display()),
+                    ],
+                )
+                .ok();
+            assert_eq!(v["room"]["name"], "builtin:condense");
+            let text = v["output"]["ok"]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{}: {v}", path.display()));
+            for signal in meta["signals"].as_array().expect("signals") {
+                let s = signal.as_str().expect("signal");
+                assert!(text.contains(s), "{}: `{s}` was hidden", path.display());
+            }
+            if meta["exit_code"] != 0 {
+                assert!(
+                    !text.contains("PASS (exit"),
+                    "{}: a failing run read as a pass",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "only {checked} fixtures");
+}
