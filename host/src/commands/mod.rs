@@ -290,7 +290,7 @@ pub fn require_clean(hall: &Hall, item: &Item) -> Result<PathBuf> {
 
 /// Whether the branch in `wt` contains `base` and has no half-done operation: what
 /// satisfies a standing rebase request.
-pub fn on_base(hall: &Hall, wt: &std::path::Path, base: Option<&str>) -> bool {
+pub fn on_base(wt: &std::path::Path, base: Option<&str>) -> bool {
     let Some(base) = base else { return true };
     let git_dir = git::run(wt, &["rev-parse", "--absolute-git-dir"])
         .map(PathBuf::from)
@@ -298,7 +298,6 @@ pub fn on_base(hall: &Hall, wt: &std::path::Path, base: Option<&str>) -> bool {
     if git_dir.is_some_and(|d| git::operation_in_progress(&d)) {
         return false;
     }
-    let _ = hall;
     git::is_ancestor(wt, base, "HEAD")
 }
 

@@ -21,7 +21,7 @@ pub fn run(ctx: &Ctx, args: &ProposeArgs) -> Result<Reply> {
     } else {
         item.sha.clone().unwrap_or_default()
     };
-    let on_base = on_base(&hall, &wt, item.rebase_requested.as_deref());
+    let on_base = on_base(&wt, item.rebase_requested.as_deref());
     let tx = hall.journal.transact(id, |item, _| {
         let action = Action::ProposeReady {
             sha: head.clone(),

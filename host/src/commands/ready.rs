@@ -22,7 +22,7 @@ pub fn run(ctx: &Ctx, args: &ReadyArgs) -> Result<Reply> {
     } else {
         item.sha.clone().unwrap_or_default()
     };
-    let on_base = on_base(&hall, &wt, item.rebase_requested.as_deref());
+    let on_base = on_base(&wt, item.rebase_requested.as_deref());
     let tx = hall.journal.transact(id, |item, _| {
         let action = Action::Ready {
             sha: head.clone(),

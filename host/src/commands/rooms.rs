@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Ctx, Hall, Reply, next_text};
 use crate::cli::RoomsCmd;
 use crate::error::{Code, HallError, Result};
-use crate::policy::{self, Choice};
+use crate::policy;
 use crate::rooms::{RoomInfo, RoomSource, World};
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -69,18 +69,6 @@ pub fn serving(hall: Option<&Hall>) -> Result<Vec<Serving>> {
                 error: None,
                 code: None,
             },
-            // The built-in condense room arrives with its own issue; say so plainly.
-            Err(e)
-                if e.code == Code::RoomNotFound
-                    && matches!(policy::choose(hall, world), Ok(Choice::Builtin)) =>
-            {
-                Serving {
-                    world,
-                    room: None,
-                    error: Some(format!("no built-in {world} room in this hall yet")),
-                    code: None,
-                }
-            }
             Err(e) => Serving {
                 world,
                 room: None,

@@ -42,7 +42,8 @@ pub fn post_tool_use(hook: &Hook) -> Result<Option<String>> {
     {
         session::update(&hook.hall.journal, sid, |s| s.item = Some(id));
     }
-    let no_context = NoContext;
+    // No aliases or scripts: PostToolUse only asks whether a commit ran.
+    let no_context = gate::StaticContext::default();
     let commits = gate::analyze(command, &no_context)
         .findings
         .iter()
@@ -80,24 +81,6 @@ fn bound_item(hook: &Hook) -> Option<ItemId> {
     let v: Value = serde_json::from_str(stdout.trim()).ok()?;
     let id: ItemId = v.get("item")?.as_str()?.parse().ok()?;
     hook.hall.journal.item_exists(id).then_some(id)
-}
-
-/// No aliases or scripts: PostToolUse only asks whether a commit ran.
-struct NoContext;
-
-impl gate::GateContext for NoContext {
-    fn git_alias(&self, _: &str) -> Option<String> {
-        None
-    }
-    fn read_script(&self, _: &str) -> Option<String> {
-        None
-    }
-    fn ship_command(&self) -> Option<&str> {
-        None
-    }
-    fn push_allow(&self) -> &[String] {
-        &[]
-    }
 }
 
 pub fn stop(hook: &Hook) -> Result<Option<String>> {

@@ -232,10 +232,9 @@ impl Item {
                 }
                 self.state = State::Development;
             }
-            EventKind::ProposedReady { summary, ask, .. } => {
+            EventKind::ProposedReady { summary, .. } => {
                 self.summary = Some(summary.clone());
                 // A proposal waits for you unless a `ready` follows it in the same write.
-                let _ = ask;
                 self.enter(State::AwaitingYou, t);
             }
             EventKind::Ready { sha, round, .. } => {
