@@ -275,3 +275,33 @@ fn old_and_unknown_event_shapes_are_read() {
         "{e}"
     );
 }
+
+/// Regression: processes opening a fresh index at the same moment got "database is
+/// locked" (the switch to WAL does not wait for SQLite's busy handler).
+#[test]
+fn commands_racing_to_create_the_index_all_succeed() {
+    let sb = Sandbox::initialized();
+    sb.hall(&sb.repo, &["new", "--title", "Fresh"]).ok();
+    for _ in 0..5 {
+        for f in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"] {
+            let _ = std::fs::remove_file(sb.repo.join(".git/hallmark").join(f));
+        }
+        let children: Vec<_> = (0..8)
+            .map(|_| {
+                sb.hall_command(&sb.repo)
+                    .arg("status")
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn")
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().expect("wait");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+}

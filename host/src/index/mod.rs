@@ -76,6 +76,9 @@ pub struct ItemRow {
     pub since: String,
 }
 
+/// How SQLite words "another connection holds it".
+const BUSY: [&str; 2] = ["database is locked", "database is busy"];
+
 fn sql(e: rusqlite::Error) -> HallError {
     HallError::internal(format!("index: {e}")).hint("hall reindex")
 }
@@ -83,8 +86,23 @@ fn sql(e: rusqlite::Error) -> HallError {
 impl Index {
     /// Opens the index and brings it up to date with the journal.
     pub fn open(journal: &Journal) -> Result<Index> {
+        // Processes that open a fresh index together can find it locked in ways SQLite's
+        // busy handler doesn't wait out (the switch to WAL, its recovery): try again.
+        let mut tries = 0;
+        loop {
+            match Index::open_once(journal) {
+                Err(e) if tries < 100 && BUSY.iter().any(|b| e.message.contains(b)) => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(journal: &Journal) -> Result<Index> {
         let path = journal.index_file();
-        let mut index = match Index::connect(&path) {
+        let mut index = match Index::connect_patiently(&path) {
             Ok(i) => i,
             Err(e) if is_damaged(&e) => {
                 // A damaged or foreign file is a cache miss, not a failure.
@@ -105,6 +123,31 @@ impl Index {
                 Ok(Index::rebuild(journal)?.0)
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// [`Index::connect`], retried while another process holds the database: switching a
+    /// fresh file to WAL can answer "busy" without waiting, when many commands open a
+    /// new index at the same moment.
+    fn connect_patiently(path: &Path) -> rusqlite::Result<Index> {
+        let mut tries = 0;
+        loop {
+            match Index::connect(path) {
+                Err(e)
+                    if tries < 100
+                        && matches!(
+                            e.sqlite_error_code(),
+                            Some(
+                                rusqlite::ErrorCode::DatabaseBusy
+                                    | rusqlite::ErrorCode::DatabaseLocked
+                            )
+                        ) =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
         }
     }
 
