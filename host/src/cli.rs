@@ -56,6 +56,21 @@ pub enum Cmd {
     Reindex,
     /// Run a command, keep its full output, and print the condensed view an agent should read.
     Run(RunArgs),
+    /// The review loop for every registered repo: start, stop, status, or run it here.
+    #[command(subcommand)]
+    Daemon(DaemonCmd),
+    /// Claim the next item for a role, with a lease (exit 7 `CLAIMED` when all are taken).
+    Next(NextArgs),
+    /// Open findings and failing checks of an item.
+    Findings(FindingsArgs),
+    /// Record what the fixer's commit fixes and resubmit the item to the checks.
+    Fixed(FixedArgs),
+    /// Record a person's schema-checked verdict (a human override; refused to agents).
+    Verdict(VerdictArgs),
+    /// The budget caps and today's spend; set a cap or grant more for today.
+    Budget(BudgetArgs),
+    /// The steps of an item's headless runs (`--follow` tails the live one).
+    Trace(TraceArgs),
     /// Which room serves each world; check or run a room component.
     #[command(subcommand)]
     Rooms(RoomsCmd),
@@ -285,4 +300,89 @@ pub struct RunArgs {
     /// The command and its arguments, after `--`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DaemonCmd {
+    /// Start the daemon in the background (`--at-login`: install it as a login service).
+    Start {
+        #[arg(long)]
+        at_login: bool,
+    },
+    /// Ask the running daemon to stop after its current pass.
+    Stop,
+    /// Whether the daemon runs, its heartbeat, leases and what it is doing.
+    Status,
+    /// Run the loop in this process.
+    Run {
+        /// Stop once no item has work the loop can do (for scripts and tests).
+        #[arg(long)]
+        until_idle: bool,
+        /// Only this repository (default: every registered one).
+        #[arg(long)]
+        repo: Option<std::path::PathBuf>,
+        /// Seconds between passes.
+        #[arg(long, default_value = "2")]
+        tick: f64,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct NextArgs {
+    /// assayer, fixer or shipper.
+    #[arg(long, value_parser = ["assayer", "fixer", "shipper"])]
+    pub role: String,
+    /// Who holds the lease (default: `HALL_HOLDER`, else `agent:<parent pid>`).
+    #[arg(long)]
+    pub holder: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FindingsArgs {
+    pub id: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FixedArgs {
+    /// Findings the commit fixes (`F3`, `F4`).
+    pub ids: Vec<String>,
+    /// An item (default: the worktree's).
+    #[arg(long)]
+    pub item: Option<String>,
+    /// A finding the fixer shows is wrong (needs --reason).
+    #[arg(long)]
+    pub dispute: Vec<String>,
+    /// Why the disputed finding is wrong.
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct VerdictArgs {
+    /// The item (default: the worktree's).
+    pub id: Option<String>,
+    /// The verdict JSON (the schema: `hall schema verdict-file`).
+    #[arg(long)]
+    pub file: std::path::PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct BudgetArgs {
+    /// Set a cap in .hallmark.toml, e.g. `daily=6M`, `per_item=1M`, `review.daily=2M`, `review.max_usd=3`.
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// Let the loop go past today's daily cap by this many tokens (default: another `daily`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    pub grant: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct TraceArgs {
+    pub id: Option<String>,
+    /// Keep printing the live run until it ends.
+    #[arg(long)]
+    pub follow: bool,
+    /// A run by name (default: the newest).
+    #[arg(long)]
+    pub run: Option<String>,
 }

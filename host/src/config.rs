@@ -14,6 +14,29 @@ use crate::error::{Code, HallError, Result};
 
 pub const FILE_NAME: &str = ".hallmark.toml";
 
+/// `claude` flags a repository may not add to headless runs: each would undo part of
+/// their isolation (settings, plugins, agents, MCP) or their confinement (permissions,
+/// extra directories, tools).
+const LOOSENING: &[&str] = &[
+    "--dangerously-skip-permissions",
+    "--allow-dangerously-skip-permissions",
+    "--permission-mode",
+    "--settings",
+    "--setting-sources",
+    "--plugin-dir",
+    "--agent",
+    "--agents",
+    "--mcp-config",
+    "--strict-mcp-config",
+    "--add-dir",
+    "--allowedTools",
+    "--allowed-tools",
+    "--tools",
+    "--bare",
+    "--json-schema",
+    "--max-budget-usd",
+];
+
 /// The whole configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -146,6 +169,9 @@ pub struct RoomBudget {
     /// Tokens per day, e.g. `"2M"`, or `"none"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daily: Option<String>,
+    /// How long one run may take before it is stopped, e.g. `"20m"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -387,6 +413,10 @@ impl Config {
             if let Some(d) = &room.daily {
                 parse_tokens(d).map_err(|e| format!("budget.{name}.daily: {e}"))?;
             }
+            if let Some(t) = &room.timeout {
+                crate::clock::parse_duration(t)
+                    .map_err(|e| format!("budget.{name}.timeout: {e}"))?;
+            }
             if let Some(Money::Word(w)) = &room.max_usd
                 && !w.eq_ignore_ascii_case("none")
             {
@@ -407,6 +437,14 @@ impl Config {
                 "intake.split: `{}` is not \"auto\" or \"off\"",
                 self.intake.split
             ));
+        }
+        for arg in &self.claude_args {
+            let flag = arg.split('=').next().unwrap_or(arg);
+            if LOOSENING.contains(&flag) || arg == "bypassPermissions" {
+                return Err(format!(
+                    "claude_args: `{arg}` would loosen the isolation or confinement of headless runs; Hallmark sets those itself"
+                ));
+            }
         }
         if self.max_rejects == 0 || self.max_check_failures == 0 {
             return Err("max_rejects and max_check_failures must be at least 1".into());

@@ -65,6 +65,44 @@ pub fn cache_dir() -> Option<PathBuf> {
     dirs::cache_dir().map(|d| d.join("hallmark"))
 }
 
+/// Whether process `pid` on this machine is known to have exited. Only Linux can say
+/// without a system call (`/proc`); elsewhere the answer is "not known", and a lease
+/// waits out its expiry instead.
+pub fn process_gone(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // A zombie (state `Z`) has exited; it only waits for its parent to reap it.
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+            Err(_) => true,
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// Starts `cmd` detached from this process's session and terminal, so it outlives the
+/// shell that ran `hall daemon start`.
+pub fn detach(cmd: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

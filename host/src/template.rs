@@ -81,6 +81,37 @@ pub fn slug(title: &str) -> String {
     if s.is_empty() { "work".to_string() } else { s }
 }
 
+/// Runs a rendered command for a loop worker (`HALL_ACTOR` set), returning stdout; a
+/// failure carries stderr.
+pub fn run_logged(command: &str, dir: &Path, actor: &str) -> Result<String> {
+    let out = shell(command)
+        .current_dir(dir)
+        .env("HALL_ACTOR", actor)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            HallError::new(
+                Code::CommandFailed,
+                format!("could not run `{command}`: {e}"),
+            )
+        })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(HallError::new(
+            Code::CommandFailed,
+            format!(
+                "`{command}` exited with {}: {}",
+                out.status
+                    .code()
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "a signal".into()),
+                err.trim().lines().last().unwrap_or("")
+            ),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

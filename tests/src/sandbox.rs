@@ -42,6 +42,22 @@ pub fn hall_bin() -> &'static Path {
     })
 }
 
+/// One of this package's test doubles (`fake-claude`, `fake-gh`…), built for callers
+/// that cargo didn't build it for (the demo).
+pub fn test_double(name: &str) -> PathBuf {
+    let dir = hall_bin().parent().expect("profile dir").to_path_buf();
+    let mut build = Command::new(env!("CARGO"));
+    build
+        .args(["build", "--quiet", "-p", "hallmark-tests", "--bin", name])
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if dir.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "building {name} failed");
+    dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
 /// A component built by `host/build.rs` (a built-in room or a fixture room), e.g.
 /// `hall_fixture_panicky.wasm`: the newest copy under this profile's build directories.
 pub fn built_wasm(file: &str) -> PathBuf {

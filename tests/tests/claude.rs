@@ -179,3 +179,115 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
     let prompts = sb.hall(&sb.repo, &["log", &id, "--kind", "prompt"]).ok();
     assert_eq!(prompts["events"][0]["text"], "Ship it");
 }
+
+/// The reviewer's command line exactly as `hall` builds it, run by the real client: the
+/// plugin's namespaced agent loads, `--json-schema` offers the StructuredOutput tool, and
+/// `hall` accepts the `structured_output` it returns, hallmarks and ships.
+#[test]
+fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict() {
+    let (sb, home) = world();
+    sb.fake("gh", Path::new(env!("CARGO_BIN_EXE_fake-gh")));
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\n",
+    )
+    .expect("config");
+    sb.git(
+        &sb.repo,
+        &["commit", "-qam", "Review with the stub's model"],
+    );
+    let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
+    let id = v["item"].as_str().expect("id").to_string();
+    let wt = sb.worktree(&id);
+    let sha = sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
+    sb.hall(&wt, &["ready"]).ok();
+
+    let lenses = [
+        "first-principles",
+        "correctness",
+        "security",
+        "data",
+        "evidence",
+        "operability",
+        "repo-rules",
+    ];
+    let verdict = serde_json::json!({"verdict": "approve", "summary": "A one-line greeting; nothing can break.",
+        "lenses": lenses, "findings": [], "learnings_used": []});
+    let stub = StubServer::start([Turn::tool_use("StructuredOutput", verdict)]).expect("stub");
+    let claude_dir = require_claude()
+        .parent()
+        .expect("bin dir")
+        .display()
+        .to_string();
+    let path = format!(
+        "{}:{claude_dir}:{}",
+        sb.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home_s = home.display().to_string();
+    let base_url = stub.base_url();
+    let vars = [
+        ("HOME", home_s.as_str()),
+        ("PATH", path.as_str()),
+        ("ANTHROPIC_BASE_URL", base_url.as_str()),
+        ("ANTHROPIC_API_KEY", "dummy"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("DISABLE_TELEMETRY", "1"),
+        ("CLAUDE_CODE_MAX_RETRIES", "1"),
+        ("HTTPS_PROXY", "http://127.0.0.1:9"),
+        ("HTTP_PROXY", "http://127.0.0.1:9"),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+        ("HALL_RUN_TIMEOUT", "120s"),
+    ];
+    let run = sb.hall_env(
+        &sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &vars,
+    );
+    let status = sb.hall(&sb.repo, &["status", &id]).ok();
+    let trace = sb.hall(&sb.repo, &["trace", &id]);
+    assert_eq!(
+        status["item"]["state"],
+        "closed",
+        "daemon: {run:?}\ntrace: {}\nstub errors: {:?}\ntool results: {:?}",
+        trace.stdout,
+        stub.errors(),
+        stub.requests()
+            .iter()
+            .map(|r| r.tool_results().into_iter().cloned().collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(status["item"]["hallmark"], sha.as_str());
+    // The request the real client made: the agent's prompt as the system prompt, the
+    // schema as the StructuredOutput tool, and hall's review prompt as the message.
+    let requests = stub.turn_requests();
+    let first = requests.first().expect("the reviewer called the model");
+    assert!(
+        first.tool_names().contains(&"StructuredOutput"),
+        "{:?}",
+        first.tool_names()
+    );
+    assert!(
+        !first.tool_names().contains(&"Write"),
+        "the reviewer is read-only: {:?}",
+        first.tool_names()
+    );
+    assert!(
+        first.mentions("# Principal engineer"),
+        "the plugin's agent is the system prompt"
+    );
+    assert!(first.mentions(&format!("Review {id} round 1")));
+    // The verdict was recorded from structured_output, with its model and usage.
+    let log = sb.hall(&sb.repo, &["log", &id, "--kind", "verdict"]).ok();
+    let verdict = &log["events"][0];
+    assert_eq!(verdict["approved"], true, "{log}");
+    assert_eq!(
+        verdict["summary"],
+        "A one-line greeting; nothing can break."
+    );
+    let usage = sb
+        .hall(&sb.repo, &["usage", "--item", &id, "--by", "role"])
+        .ok();
+    assert!(usage.to_string().contains("\"review\""), "{usage}");
+}

@@ -68,6 +68,8 @@ pub fn item_events(id: ItemId, per_item: u32) -> Vec<Event> {
                 approved: true,
                 findings: vec![],
                 model: Some("opus".into()),
+                summary: None,
+                by: None,
             },
             EventKind::Hallmarked {
                 sha: sha.clone(),

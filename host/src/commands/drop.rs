@@ -21,6 +21,7 @@ pub struct DropReply {
 }
 
 pub fn run(ctx: &Ctx, args: &DropArgs) -> Result<Reply> {
+    super::refuse_fixer(ctx, "drop")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     if args.reason.trim().is_empty() {

@@ -45,6 +45,11 @@ const KINDS: &[&str] = &[
     "hallmarked",
     "fix_submitted",
     "shipped",
+    "rebased",
+    "run_failed",
+    "resumed",
+    "paused",
+    "budget_granted",
     "reopened",
     "restored",
     "rebase_requested",
@@ -190,17 +195,40 @@ pub fn describe(kind: &EventKind) -> String {
             approved,
             findings,
             round,
+            by,
             ..
         } => {
             format!(
-                "round {round}: {} ({} findings)",
+                "round {round}: {} ({} findings){}",
                 if *approved {
                     "approved"
                 } else {
                     "changes requested"
                 },
-                findings.len()
+                findings.len(),
+                match by.as_deref() {
+                    Some("you") => ", a person's override",
+                    Some("carried") => ", carried across a rebase",
+                    _ => "",
+                }
             )
+        }
+        EventKind::Rebased { from, sha, .. } => format!(
+            "rebased {} to {}; the patch is unchanged, so the approval carries",
+            super::short(from),
+            super::short(sha)
+        ),
+        EventKind::RunFailed { role, reason, run } => format!(
+            "{role} run failed: {reason}{}",
+            run.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()
+        ),
+        EventKind::Resumed { qid, session, ok } => format!(
+            "{qid}: resumed session {session}{}",
+            if *ok { "" } else { " (the resume failed)" }
+        ),
+        EventKind::Paused { reason, until } => format!("paused until {until}: {reason}"),
+        EventKind::BudgetGranted { day, tokens } => {
+            format!("{tokens} more tokens allowed for {day}")
         }
         EventKind::Escalated { reason } => reason.clone(),
         EventKind::Hallmarked { sha, round } => {

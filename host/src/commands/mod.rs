@@ -4,10 +4,17 @@
 mod adopt;
 mod answer;
 mod ask;
+mod budget;
+mod daemon;
 mod doctor;
 mod drop;
+mod findings;
+mod fixed;
 mod help;
 mod inbox;
+mod next;
+pub mod trace;
+mod verdict;
 pub use inbox::count as inbox_count;
 mod init;
 mod log;
@@ -18,7 +25,7 @@ mod ready;
 mod reindex;
 mod retry;
 mod rooms;
-mod run;
+pub mod run;
 pub mod schema;
 pub mod setup;
 mod status;
@@ -179,6 +186,19 @@ impl Hall {
             .map(PathBuf::from)
             .unwrap_or_else(|| self.repo.main_root.clone())
     }
+}
+
+/// The fixer works on findings; deciding what happens to the item is not its call.
+pub fn refuse_fixer(ctx: &Ctx, verb: &str) -> Result<()> {
+    if ctx.actor == "fixer" {
+        return Err(HallError::new(
+            Code::GateDenied,
+            format!("the fixer may not run `hall {verb}`; it fixes, commits and says so with `hall fixed`"),
+        )
+        .hint("hall findings")
+        .hint("hall fixed <ids>"));
+    }
+    Ok(())
 }
 
 /// The commands that make sense for an item in its state.
@@ -362,6 +382,13 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Reindex) => reindex::run(ctx),
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
         Some(Cmd::Run(a)) => run::run(ctx, &a),
+        Some(Cmd::Daemon(c)) => daemon::run(ctx, &c),
+        Some(Cmd::Next(a)) => next::run(ctx, &a),
+        Some(Cmd::Findings(a)) => findings::run(ctx, &a),
+        Some(Cmd::Fixed(a)) => fixed::run(ctx, &a),
+        Some(Cmd::Verdict(a)) => verdict::run(ctx, &a),
+        Some(Cmd::Budget(a)) => budget::run(ctx, &a),
+        Some(Cmd::Trace(a)) => trace::run(ctx, &a),
         Some(Cmd::Help) => help::run(),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves

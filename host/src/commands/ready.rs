@@ -7,6 +7,7 @@ use crate::git;
 use crate::item::{Action, State, decide, fold};
 
 pub fn run(ctx: &Ctx, args: &ReadyArgs) -> Result<Reply> {
+    super::refuse_fixer(ctx, "ready")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     let item = fold(&hall.journal.read_item(id)?.events);

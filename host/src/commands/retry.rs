@@ -8,6 +8,7 @@ use crate::error::{HallError, Result};
 use crate::item::{Action, HoldKind, decide};
 
 pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<Reply> {
+    super::refuse_fixer(ctx, "retry")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     let explicit = match &args.tokens {

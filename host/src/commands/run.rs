@@ -93,40 +93,8 @@ pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
         output: text_in.clone(),
         log: name.clone(),
     };
-    let condensed = crate::policy::runtime()
-        .and_then(|rooms| {
-            let hall = ctx.hall().ok();
-            crate::policy::room(&rooms, hall.as_ref(), World::Condense)
-        })
-        .and_then(|room| Ok(room.condense(&input)?));
-    let mut warnings = Vec::new();
-    let (text, filter, bytes_out) = match condensed {
-        Ok(Ok(c)) => (c.text, c.filter, c.stats.bytes_out),
-        // A room that fails or refuses hides nothing: the whole output is shown.
-        Ok(Err(f)) => {
-            warnings.push(format!(
-                "the condense room refused this output ({}); showing all of it",
-                f.message
-            ));
-            (
-                whole(&text_in, exit_code, &name),
-                "none".to_string(),
-                text_in.len() as u64,
-            )
-        }
-        Err(e) => {
-            warnings.push(format!(
-                "{} ({}); showing the whole output",
-                e.message,
-                e.code.as_str()
-            ));
-            (
-                whole(&text_in, exit_code, &name),
-                "none".to_string(),
-                text_in.len() as u64,
-            )
-        }
-    };
+    let hall = ctx.hall().ok();
+    let (text, filter, bytes_out, warnings) = condense(hall.as_ref(), &input);
     let reply = RunReply {
         command: line,
         exit_code,
@@ -144,6 +112,44 @@ pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
     r.exit = u8::try_from(exit_code).unwrap_or(1);
     r.text_first = true;
     Ok(r)
+}
+
+/// Condenses `input` with the repository's condense room. A room that fails or refuses
+/// hides nothing: the whole output comes back, with a warning saying why.
+pub fn condense(
+    hall: Option<&super::Hall>,
+    input: &CondenseInput,
+) -> (String, String, u64, Vec<String>) {
+    let condensed = crate::policy::runtime()
+        .and_then(|rooms| crate::policy::room(&rooms, hall, World::Condense))
+        .and_then(|room| Ok(room.condense(input)?));
+    let whole_view = || {
+        (
+            whole(&input.output, input.exit_code, &input.log),
+            "none".to_string(),
+            input.output.len() as u64,
+        )
+    };
+    match condensed {
+        Ok(Ok(c)) => (c.text, c.filter, c.stats.bytes_out, Vec::new()),
+        Ok(Err(f)) => {
+            let (t, f2, n) = whole_view();
+            let w = format!(
+                "the condense room refused this output ({}); showing all of it",
+                f.message
+            );
+            (t, f2, n, vec![w])
+        }
+        Err(e) => {
+            let (t, f2, n) = whole_view();
+            let w = format!(
+                "{} ({}); showing the whole output",
+                e.message,
+                e.code.as_str()
+            );
+            (t, f2, n, vec![w])
+        }
+    }
 }
 
 /// The output as it is, with the exit code and where it is kept, when no room condensed it.

@@ -42,7 +42,15 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "inbox" => {
             serde_json::json!({ "oneOf": [of::<inbox::InboxReply>(), of::<inbox::NoticesReply>()] })
         }
-        "ready" | "pull-back" | "retry" | "propose-ready" => of::<ItemReply>(),
+        "ready" | "pull-back" | "retry" | "propose-ready" | "fixed" | "verdict" => {
+            of::<ItemReply>()
+        }
+        "daemon" => of::<daemon::DaemonReply>(),
+        "next" => of::<next::NextReply>(),
+        "findings" => of::<findings::FindingsReply>(),
+        "budget" => of::<budget::BudgetReply>(),
+        "trace" => of::<trace::TraceReply>(),
+        "verdict-file" => crate::office::verdict::schema(),
         "drop" => of::<drop::DropReply>(),
         "run" => of::<run::RunReply>(),
         "setup" => of::<setup::SetupReply>(),
@@ -82,7 +90,7 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                 .into_iter()
                 .map(|c| c.name)
                 .collect();
-            names.extend(["error", "event", "config"].map(String::from));
+            names.extend(["error", "event", "config", "verdict-file"].map(String::from));
             Err(HallError::usage(format!(
                 "no schema named `{}`; try one of: {}",
                 args.name,

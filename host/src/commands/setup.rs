@@ -30,8 +30,62 @@ const FILES: &[(&str, &str)] = &[
         "skills/hallmark/SKILL.md",
         include_str!("../../../plugin/skills/hallmark/SKILL.md"),
     ),
+    (
+        "skills/principal-review/SKILL.md",
+        include_str!("../../../plugin/skills/principal-review/SKILL.md"),
+    ),
+    (
+        "agents/principal-engineer.md",
+        include_str!("../../../plugin/agents/principal-engineer.md"),
+    ),
+    (
+        "agents/fixer.md",
+        include_str!("../../../plugin/agents/fixer.md"),
+    ),
+    (
+        "schemas/verdict.json",
+        include_str!("../../../plugin/schemas/verdict.json"),
+    ),
     ("README.md", include_str!("../../../plugin/README.md")),
 ];
+
+/// The text of one of the plugin's files, as this binary ships it.
+pub fn plugin_file(rel: &str) -> Option<&'static str> {
+    FILES.iter().find(|(r, _)| *r == rel).map(|(_, t)| *t)
+}
+
+/// The plugin's files with this binary's absolute path in the hooks.
+fn plugin_files(plugin: &Path, hall: &Path) -> Vec<(PathBuf, String)> {
+    FILES
+        .iter()
+        .map(|(rel, text)| {
+            let text = if *rel == "hooks/hooks.json" {
+                text.replace("\"hall hook ", &format!("\"{} hook ", quote_path(hall)))
+            } else {
+                text.to_string()
+            };
+            (plugin.join(rel), text)
+        })
+        .collect()
+}
+
+/// Writes the plugin where headless runs load it from (`--plugin-dir`), rewriting only
+/// files that changed; returns its directory.
+pub fn ensure_plugin() -> Result<PathBuf> {
+    let root = marketplace_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
+    let plugin = root.join("hallmark");
+    let hall = std::env::current_exe()?.canonicalize()?;
+    for (path, text) in plugin_files(&plugin, &hall) {
+        if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+            continue;
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        crate::journal::file::write_atomic(&path, text.as_bytes())?;
+    }
+    Ok(plugin)
+}
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct SetupReply {
@@ -67,17 +121,7 @@ pub fn claude(dry_run: bool) -> Result<Reply> {
     let plugin = root.join("hallmark");
     let hall = std::env::current_exe()?.canonicalize()?;
     let version = env!("CARGO_PKG_VERSION");
-    let mut files: Vec<(PathBuf, String)> = FILES
-        .iter()
-        .map(|(rel, text)| {
-            let text = if *rel == "hooks/hooks.json" {
-                text.replace("\"hall hook ", &format!("\"{} hook ", quote_path(&hall)))
-            } else {
-                text.to_string()
-            };
-            (plugin.join(rel), text)
-        })
-        .collect();
+    let mut files = plugin_files(&plugin, &hall);
     let market = serde_json::json!({
         "name": MARKETPLACE,
         "owner": { "name": "Hallmark" },

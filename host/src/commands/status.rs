@@ -32,7 +32,50 @@ pub struct ItemStatusReply {
     pub open_questions: Vec<Question>,
     /// The newest events, oldest first.
     pub recent: Vec<RecentEvent>,
+    /// What the item is doing right now.
+    pub now: Now,
     pub next: Vec<String>,
+}
+
+/// The derived "now" block: the lease, the queue ticket and the latest run.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct Now {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<crate::office::lease::Lease>,
+    /// A ticket waits in `queue/` for the assayer.
+    pub queued: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<super::trace::RunInfo>,
+    /// The command to watch or pick up the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offer: Option<String>,
+}
+
+fn now_block(hall: &Hall, id: crate::item::ItemId, item: &Item) -> Now {
+    let lease = crate::office::lease::current(hall.journal.root(), id);
+    let run = super::trace::runs(&hall.journal.item_dir(id).join("runs"))
+        .last()
+        .map(|p| super::trace::info(p).0);
+    // A stream without its end line proves nothing alone (its daemon may have died):
+    // it is live only while the loop holds the lease and the run's process lives.
+    let offer = match &run {
+        Some(r) if r.live && lease.is_some() => Some(format!("hall trace {id} --follow")),
+        Some(r) if item.hold.is_some() && r.ended => Some(match &r.session {
+            Some(s) => format!(
+                "cd {} && claude --resume {s}",
+                hall.worktree_of(item).display()
+            ),
+            None => format!("hall trace {id}"),
+        }),
+        Some(_) => Some(format!("hall trace {id}")),
+        None => None,
+    };
+    Now {
+        lease,
+        queued: hall.journal.queue_file(id).is_file(),
+        run,
+        offer,
+    }
 }
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -133,7 +176,11 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
         })
         .collect();
     let open_questions: Vec<Question> = item.open_questions().cloned().collect();
-    let next = next_for(&item);
+    let now = now_block(hall, id, &item);
+    let mut next = next_for(&item);
+    if let Some(o) = &now.offer {
+        next.push(o.clone());
+    }
     let mut text = format!(
         "{id} \"{}\"\n  state    {} ({})  since {}\n  branch   {} (base {})\n",
         item.title,
@@ -159,6 +206,26 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
     for q in &open_questions {
         text.push_str(&format!("  asks     {}: {}\n", q.qid, q.question));
     }
+    if let Some(l) = &now.lease {
+        text.push_str(&format!(
+            "  now      {} ({}) by {}\n",
+            l.role, l.phase, l.holder
+        ));
+    }
+    if let Some(r) = &now.run {
+        text.push_str(&format!(
+            "  run      {} {}: {}\n",
+            r.run,
+            if r.live {
+                "live"
+            } else if r.ended {
+                "ended"
+            } else {
+                "no end line"
+            },
+            r.last_step.as_deref().unwrap_or("")
+        ));
+    }
     for e in &recent {
         text.push_str(&format!(
             "  {}  {:<8} {:<14} {}\n",
@@ -173,6 +240,7 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
             item,
             open_questions,
             recent,
+            now,
             next,
         },
         text,

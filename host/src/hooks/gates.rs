@@ -163,7 +163,55 @@ fn edit_gate(hook: &Hook, tool: &str, raw: &str) -> Result<Option<String>> {
     Ok(Some(deny(hook, "edit", raw, err)?))
 }
 
+/// The `hall` subcommands a command line runs, found by word: `hall` (or a path ending
+/// in it) followed by its verb, after any flags. A quoted mention counts too, which only
+/// errs on the side of refusing.
+pub fn hall_verbs(command: &str) -> Vec<String> {
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || ";&|()`$\"'{}<>".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut verbs = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let base = w.rsplit(['/', '\\']).next().unwrap_or(w);
+        if base != "hall" && base != "hall.exe" {
+            continue;
+        }
+        if let Some(v) = words[i + 1..].iter().find(|w| !w.starts_with('-')) {
+            verbs.push(v.to_string());
+        }
+    }
+    verbs
+}
+
+/// Verbs an agent may never run: a verdict is a person's or the loop's; the fixer also
+/// may not decide the item's fate.
+fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
+    verbs
+        .iter()
+        .find(|v| {
+            v.as_str() == "verdict"
+                || (actor == Some("fixer") && matches!(v.as_str(), "ready" | "retry" | "drop"))
+        })
+        .cloned()
+}
+
 fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
+    let actor_env = std::env::var("HALL_ACTOR").ok();
+    if let Some(verb) = refused_verb(&hall_verbs(command), actor_env.as_deref()) {
+        let who = if actor_env.as_deref() == Some("fixer") {
+            "the fixer"
+        } else {
+            "an agent"
+        };
+        let err = HallError::new(
+            Code::GateDenied,
+            format!("`hall {verb}` is refused to {who}: a script or a person decides what happens to the item."),
+        )
+        .hint("hall findings")
+        .hint("hall fixed <ids>");
+        return Ok(Some(deny(hook, "hall", command, err)?));
+    }
     let config = &hook.hall.config;
     let ctx = HookContext {
         cwd: &hook.cwd,

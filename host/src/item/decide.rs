@@ -49,7 +49,19 @@ pub enum Action {
         approved: bool,
         findings: Vec<Finding>,
         model: Option<String>,
+        summary: Option<String>,
+        by: Option<String>,
         max_rejects: u32,
+    },
+    /// A headless run for the item failed; the second in a row holds it.
+    RunFailed {
+        role: String,
+        reason: String,
+        run: Option<String>,
+    },
+    /// The shipper's rebase left the patch as approved: the hallmark moves to `sha`.
+    Rebased {
+        sha: String,
     },
     FixSubmitted {
         sha: String,
@@ -90,6 +102,8 @@ impl Action {
             Action::ChecksPassed { .. } => "checks passed",
             Action::ChecksFailed { .. } => "checks failed",
             Action::Verdict { .. } => "verdict",
+            Action::RunFailed { .. } => "run failed",
+            Action::Rebased { .. } => "rebased",
             Action::FixSubmitted { .. } => "fixed",
             Action::Shipped { .. } => "ship",
             Action::RebaseFailed { .. } => "rebase failed",
@@ -239,15 +253,26 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             approved,
             findings,
             model,
+            summary,
+            by,
             max_rejects,
         } => match state {
             Review => {
+                if item.sha.as_deref() != Some(sha.as_str()) {
+                    return Err(Refusal::InReview {
+                        state,
+                        round: item.round,
+                        sha: item.sha.clone().unwrap_or_default(),
+                    });
+                }
                 let verdict = EventKind::Verdict {
                     sha: sha.clone(),
                     round: item.round,
                     approved: *approved,
                     findings: findings.clone(),
                     model: model.clone(),
+                    summary: summary.clone(),
+                    by: by.clone(),
                 };
                 if *approved {
                     Ok(vec![
@@ -263,6 +288,43 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                 } else {
                     Ok(vec![verdict])
                 }
+            }
+            _ => Err(wrong()),
+        },
+        Action::RunFailed { role, reason, run } => match state {
+            Checks | Review | Fixing | Hallmarked => {
+                let mut events = vec![EventKind::RunFailed {
+                    role: role.clone(),
+                    reason: reason.clone(),
+                    run: run.clone(),
+                }];
+                if item.run_failures + 1 >= 2 && item.hold.is_none() {
+                    events.push(EventKind::Held {
+                        kind: HoldKind::RunFailed,
+                        reason: format!("two {role} runs failed in a row; the last: {reason}"),
+                    });
+                }
+                Ok(events)
+            }
+            _ => Err(wrong()),
+        },
+        Action::Rebased { sha } => match state {
+            Hallmarked => {
+                let from = item.hallmark.clone().unwrap_or_default();
+                if from == *sha {
+                    return Ok(Vec::new());
+                }
+                Ok(vec![
+                    EventKind::Rebased {
+                        from,
+                        sha: sha.clone(),
+                        carried: true,
+                    },
+                    EventKind::Hallmarked {
+                        sha: sha.clone(),
+                        round: item.round,
+                    },
+                ])
             }
             _ => Err(wrong()),
         },

@@ -173,8 +173,12 @@ pub enum EventKind {
         duration_ms: u64,
         #[serde(default)]
         cached: bool,
+        /// The condensed view of a failing gate's output.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
+        /// The whole output on disk (`hall run --show <log>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log: Option<String>,
     },
     /// Every gate passed at `sha`.
     ChecksPassed { sha: String },
@@ -189,6 +193,12 @@ pub enum EventKind {
         findings: Vec<Finding>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        /// Who gave it when not the principal engineer: `you` for a person's override,
+        /// `carried` for an approval kept across a rebase that left the patch alone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// `max_rejects` was reached: a person decides.
     Escalated { reason: String },
@@ -208,6 +218,30 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pr: Option<String>,
     },
+    /// The shipper rebased the hallmarked commit onto its base and the patch stayed the
+    /// same, so the approval carries over to `sha`.
+    Rebased {
+        from: String,
+        sha: String,
+        carried: bool,
+    },
+    /// A headless run failed (no structured output, an error, a timeout, its cap).
+    RunFailed {
+        role: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run: Option<String>,
+    },
+    /// The daemon resumed the asking session with the answer.
+    Resumed {
+        qid: QuestionId,
+        session: String,
+        ok: bool,
+    },
+    /// The daemon paused its model workers (daily budget, plan limit) until `until`.
+    Paused { reason: String, until: String },
+    /// A person let the loop go past the daily cap for `day`.
+    BudgetGranted { day: String, tokens: u64 },
     /// A closed item came back (PR feedback, conflicts, the merge queue).
     Reopened { reason: String },
     /// Reopened for red CI, which then passed with nothing moved.
@@ -304,6 +338,11 @@ impl EventKind {
             EventKind::Hallmarked { .. } => "hallmarked",
             EventKind::FixSubmitted { .. } => "fix_submitted",
             EventKind::Shipped { .. } => "shipped",
+            EventKind::Rebased { .. } => "rebased",
+            EventKind::RunFailed { .. } => "run_failed",
+            EventKind::Resumed { .. } => "resumed",
+            EventKind::Paused { .. } => "paused",
+            EventKind::BudgetGranted { .. } => "budget_granted",
             EventKind::Reopened { .. } => "reopened",
             EventKind::Restored {} => "restored",
             EventKind::RebaseRequested { .. } => "rebase_requested",

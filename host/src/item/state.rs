@@ -157,6 +157,9 @@ pub struct Item {
     pub extra_rounds: u32,
     /// Failed check runs in a row.
     pub check_failures: u32,
+    /// Failed headless runs in a row.
+    #[serde(default)]
+    pub run_failures: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Hold>,
     /// A standing rebase request from the Delivery office (its base).
@@ -246,6 +249,7 @@ impl Item {
             }
             EventKind::PulledBack { .. } => {
                 self.hold = None;
+                self.run_failures = 0;
                 self.hallmark = None;
                 self.enter(State::Development, t);
             }
@@ -259,6 +263,7 @@ impl Item {
                 if let Some(n) = tokens {
                     self.tokens_granted += n;
                 }
+                self.run_failures = 0;
                 if released.is_some() {
                     self.hold = None;
                 } else if self.state == State::Escalated {
@@ -268,13 +273,16 @@ impl Item {
             }
             EventKind::ChecksPassed { .. } => {
                 self.check_failures = 0;
+                self.run_failures = 0;
                 self.enter(State::Review, t);
             }
             EventKind::ChecksFailed { .. } => {
                 self.check_failures += 1;
+                self.run_failures = 0;
                 self.enter(State::Fixing, t);
             }
             EventKind::Verdict { approved, .. } => {
+                self.run_failures = 0;
                 if !approved {
                     self.rejects += 1;
                     self.enter(State::Fixing, t);
@@ -287,6 +295,7 @@ impl Item {
                 self.enter(State::Hallmarked, t);
             }
             EventKind::FixSubmitted { sha, .. } => {
+                self.run_failures = 0;
                 self.sha = Some(sha.clone());
                 self.round += 1;
                 self.enter(State::Checks, t);
@@ -302,6 +311,12 @@ impl Item {
                 self.enter(State::Development, t);
             }
             EventKind::Restored {} => self.enter(State::Closed, t),
+            EventKind::Rebased { sha, carried, .. } => {
+                if *carried {
+                    self.sha = Some(sha.clone());
+                }
+            }
+            EventKind::RunFailed { .. } => self.run_failures += 1,
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
             EventKind::Held { kind, reason } => {
                 self.hold = Some(Hold {
@@ -352,6 +367,9 @@ impl Item {
             | EventKind::GateDenied { .. }
             | EventKind::RoomUsed { .. }
             | EventKind::InboxDismissed { .. }
+            | EventKind::Resumed { .. }
+            | EventKind::Paused { .. }
+            | EventKind::BudgetGranted { .. }
             | EventKind::TornLine { .. }
             | EventKind::Other => {}
         }

@@ -61,6 +61,8 @@ fn verdict(approved: bool) -> Action {
         approved,
         findings: vec![],
         model: None,
+        summary: None,
+        by: None,
         max_rejects: 3,
     }
 }
@@ -496,8 +498,20 @@ fn action() -> impl Strategy<Value = Action> {
             approved,
             findings: vec![],
             model: None,
+            summary: None,
+            by: None,
             max_rejects: max
         }),
+        any::<bool>().prop_map(|second| Action::RunFailed {
+            role: if second {
+                "review".into()
+            } else {
+                "fix".into()
+            },
+            reason: "no structured output".into(),
+            run: None,
+        }),
+        sha.clone().prop_map(|sha| Action::Rebased { sha }),
         sha.clone().prop_map(|sha| Action::FixSubmitted {
             sha,
             fixed: vec![],

@@ -1,4 +1,4 @@
-//! The README's main job: the whole Hallmark loop, as far as it is built, on a throwaway
+//! The README's main job: the whole Hallmark loop on a throwaway
 //! repository with the embedded defaults. Every step runs the real `hall` binary and
 //! prints what it answered.
 //!
@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use hallmark_tests::sandbox::{Run, Sandbox};
+use hallmark_tests::sandbox::{Run, Sandbox, hall_bin, test_double};
 
 fn show(sb: &Sandbox, dir: &Path, args: &[&str]) -> serde_json::Value {
     let where_ = sb.redact(&dir.display().to_string());
@@ -44,9 +44,21 @@ fn main() {
     println!("It has one commit on main and a bare `origin`; hall runs with a fixed clock.");
 
     show(&sb, &sb.repo, &["init"]);
+    // One gate, so the checks have something to say: the limit must be inclusive.
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        "base = \"main\"\ngates = [\"sh check.sh\"]\n",
+    )
+    .unwrap_or_else(|e| panic!("write: {e}"));
+    std::fs::write(
+        sb.repo.join("check.sh"),
+        "grep -q '<=' limit.txt || { echo 'limit.txt:1: the limit must be inclusive (<=)'; exit 1; }\n",
+    )
+    .unwrap_or_else(|e| panic!("write: {e}"));
     sb.git(&sb.repo, &["add", "-A"]);
     sb.git(&sb.repo, &["commit", "-q", "-m", "Set up Hallmark"]);
-    println!("\n(committed the setup on main)");
+    sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
+    println!("\n(committed the setup on main: .hallmark.toml with one gate, `sh check.sh`)");
 
     let v = show(
         &sb,
@@ -54,25 +66,93 @@ fn main() {
         &[
             "new",
             "--title",
-            "Add a greeting",
-            "Print a friendly greeting on start.",
+            "Cap retries",
+            "Stop retrying after three attempts.",
         ],
     );
     let id = v["item"].as_str().unwrap_or("H-0001").to_string();
     let wt = sb.worktree(&id);
 
-    std::fs::write(wt.join("greeting.txt"), "hello\n").unwrap_or_else(|e| panic!("write: {e}"));
+    std::fs::write(wt.join("limit.txt"), "attempts < 3\n").unwrap_or_else(|e| panic!("write: {e}"));
     show(&sb, &wt, &["ready"]);
     println!("\n(refused: the work isn't committed yet; nothing was lost)");
-    sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
-    println!("\n$ git commit -m \"Add a greeting\"   (in the worktree)");
-
+    sb.commit(&wt, "limit.txt", "attempts < 3\n", "Cap retries at 3");
+    println!("\n$ git commit -m \"Cap retries at 3\"   (in the worktree)");
     show(&sb, &wt, &["ready", "--note", "first version"]);
-    show(&sb, &sb.repo, &["status"]);
-    show(&sb, &wt, &["log"]);
+
+    // The model can't be reached from here, so its answers are scripted, and labelled as
+    // such: the reviewer asks for a change once, the fixer makes it, then it approves.
+    let lenses = [
+        "first-principles",
+        "correctness",
+        "security",
+        "data",
+        "evidence",
+        "operability",
+        "repo-rules",
+    ];
+    let script = serde_json::json!({
+        "review": [
+            {"verdict": {"verdict": "reject", "summary": "The cap is checked with <, so the third attempt is refused.", "lenses": lenses,
+                "findings": [{"lens": "correctness", "severity": "major", "file": "limit.txt", "line": 1,
+                              "scenario": "max_attempts = 3: the third attempt is refused because the check is < 3."}]}},
+            {"verdict": {"verdict": "approve", "summary": "The cap is inclusive now and the gate proves it.", "lenses": lenses, "findings": []}}
+        ],
+        "fix": [
+            {"sh": "printf 'attempts <= 3\\n' > limit.txt && git commit -qam 'Make the cap inclusive' && hall fixed"},
+            {"sh": "printf 'attempts <= 3  # inclusive, see F1\\n' > limit.txt && git commit -qam 'Say why the cap is inclusive' && hall fixed F1"}
+        ]
+    });
+    let script_path = sb.root.join("model-script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap_or_else(|e| panic!("write: {e}"));
+    sb.fake("claude", &test_double("fake-claude"));
+    sb.fake("gh", &test_double("fake-gh"));
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(hall_bin(), sb.bin.join("hall"))
+        .unwrap_or_else(|e| panic!("link: {e}"));
     println!(
-        "\nThe item is frozen at its commit and queued for the Assay Office (checks, then the \
-         independent review), which arrives with the review loop."
+        "\n(SCRIPTED MODEL: no model is reachable here, so `claude` is a stand-in that prints real \
+         stream-json with these scripted answers: the reviewer rejects once, the fixer fixes, the reviewer approves; \
+         `gh` is a stand-in too. Everything else is real: git, the journal, the rooms, the daemon.)"
+    );
+    println!(
+        "\n$ hall daemon run --until-idle   (the loop: checks, review, fixes, hallmark, ship)"
+    );
+    let script_s = script_path.display().to_string();
+    let run = sb.hall_env(
+        &sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &[("FAKE_CLAUDE_SCRIPT", &script_s)],
+    );
+    let v = run.json();
+    for l in v["log"].as_array().cloned().unwrap_or_default() {
+        println!(
+            "  {} {:<8} -> {:<10} {}",
+            l["item"].as_str().unwrap_or(""),
+            l["role"].as_str().unwrap_or(""),
+            l["state"].as_str().unwrap_or(""),
+            sb.redact(l["did"].as_str().unwrap_or(""))
+        );
+    }
+    let status = show(&sb, &sb.repo, &["status", &id]);
+    show(&sb, &sb.repo, &["findings", &id]);
+    show(&sb, &sb.repo, &["usage", "--by", "role"]);
+    if let Some(sha) = status["item"]["hallmark"].as_str() {
+        println!("\n$ git notes --ref=hallmark show {}", &sha[..7]);
+        println!(
+            "  {}",
+            sb.git(&sb.repo, &["notes", "--ref=hallmark", "show", sha])
+                .trim()
+        );
+    }
+    println!(
+        "\n{id} is {}: checked, reviewed, fixed, hallmarked on its exact commit, shipped to the bare \
+         origin and closed. `hall log {id}` has the whole record.",
+        status["item"]["state"].as_str().unwrap_or("?")
+    );
+    assert_eq!(
+        status["item"]["state"], "closed",
+        "the demo's loop did not finish"
     );
     if keep {
         let path = sb.root.clone();

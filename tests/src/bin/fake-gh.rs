@@ -25,6 +25,8 @@ fn main() -> ExitCode {
         }
         ["issue", "view", n, rest @ ..] => show(&state.join("issues"), n, rest, "issue"),
         ["pr", "view", n, rest @ ..] => show(&state.join("prs"), n, rest, "pull request"),
+        ["pr", "create", rest @ ..] => create(&state, rest),
+        ["pr", "comment", n, "--body-file", file] => comment(&state, n, file),
         _ => {
             eprintln!("fake gh: unsupported call: {}", args.join(" "));
             ExitCode::from(1)
@@ -61,5 +63,61 @@ fn show(dir: &std::path::Path, n: &str, rest: &[&str], what: &str) -> ExitCode {
         None => serde_json::Value::Object(all),
     };
     println!("{out}");
+    ExitCode::SUCCESS
+}
+
+fn flag<'a>(rest: &[&'a str], name: &str) -> Option<&'a str> {
+    rest.iter()
+        .position(|a| *a == name)
+        .and_then(|i| rest.get(i + 1))
+        .copied()
+}
+
+/// `gh pr create --base B --head H --title T --body-file F`: stores the PR and prints its
+/// URL, as gh does.
+fn create(state: &std::path::Path, rest: &[&str]) -> ExitCode {
+    let (Some(base), Some(head), Some(title)) = (
+        flag(rest, "--base"),
+        flag(rest, "--head"),
+        flag(rest, "--title"),
+    ) else {
+        eprintln!("fake gh: pr create needs --base, --head and --title");
+        return ExitCode::from(1);
+    };
+    let body = flag(rest, "--body-file")
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .unwrap_or_default();
+    let dir = state.join("prs");
+    let _ = std::fs::create_dir_all(&dir);
+    let n = (1..)
+        .find(|n| !dir.join(format!("{n}.json")).exists())
+        .unwrap_or(1);
+    let url = format!("https://github.com/acme/widgets/pull/{n}");
+    let pr = serde_json::json!({
+        "number": n, "url": url, "title": title, "body": body, "baseRefName": base,
+        "headRefName": head, "state": "OPEN", "comments": []
+    });
+    let _ = std::fs::write(dir.join(format!("{n}.json")), pr.to_string());
+    println!("{url}");
+    ExitCode::SUCCESS
+}
+
+/// `gh pr comment <pr> --body-file F`: appends the comment and prints its URL.
+fn comment(state: &std::path::Path, n: &str, file: &str) -> ExitCode {
+    let key = n.rsplit('/').next().unwrap_or(n);
+    let path = state.join("prs").join(format!("{key}.json"));
+    let Ok(mut pr) = std::fs::read_to_string(&path)
+        .map_err(|_| ())
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|_| ()))
+    else {
+        eprintln!("GraphQL: Could not resolve to a PullRequest with the number of {key}.");
+        return ExitCode::from(1);
+    };
+    let body = std::fs::read_to_string(file).unwrap_or_default();
+    if let Some(list) = pr.get_mut("comments").and_then(|c| c.as_array_mut()) {
+        list.push(serde_json::json!({ "body": body }));
+    }
+    let _ = std::fs::write(&path, pr.to_string());
+    println!("https://github.com/acme/widgets/pull/{key}#issuecomment-1");
     ExitCode::SUCCESS
 }

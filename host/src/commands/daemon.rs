@@ -1,0 +1,175 @@
+//! `hall daemon start|stop|status|run`.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{Ctx, Reply, next_text};
+use crate::cli::DaemonCmd;
+use crate::daemon::{self, DaemonState};
+use crate::error::{HallError, Result};
+use crate::office::lease;
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct DaemonReply {
+    pub running: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<DaemonState>,
+    /// Seconds since the last heartbeat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heartbeat_age_s: Option<u64>,
+    pub repos: Vec<String>,
+    /// Live leases in the repository this was run from.
+    pub leases: Vec<lease::Lease>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    /// What `run` did, line by line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<daemon::LogLine>,
+    pub next: Vec<String>,
+}
+
+fn status_reply(ctx: &Ctx, service: Option<String>) -> DaemonReply {
+    let state = daemon::read_state();
+    let running = state.as_ref().is_some_and(daemon::alive);
+    let leases = ctx
+        .hall()
+        .map(|h| lease::live(h.journal.root()))
+        .unwrap_or_default();
+    DaemonReply {
+        running,
+        heartbeat_age_s: state
+            .as_ref()
+            .filter(|s| s.heartbeat_unix > 0)
+            .map(|s| lease::unix_now().saturating_sub(s.heartbeat_unix)),
+        state,
+        repos: daemon::registered()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        leases,
+        service,
+        log: Vec::new(),
+        next: if running {
+            vec!["hall daemon stop".into(), "hall status".into()]
+        } else {
+            vec![
+                "hall daemon start".into(),
+                "hall daemon run --until-idle".into(),
+            ]
+        },
+    }
+}
+
+fn text(r: &DaemonReply) -> String {
+    let mut t = if r.running {
+        format!(
+            "The daemon runs (pid {}, heartbeat {} s ago, {} passes) over {} repos.",
+            r.state.as_ref().map(|s| s.pid).unwrap_or(0),
+            r.heartbeat_age_s.unwrap_or(0),
+            r.state.as_ref().map(|s| s.passes).unwrap_or(0),
+            r.repos.len()
+        )
+    } else {
+        "The daemon is not running.".to_string()
+    };
+    if let Some(s) = &r.state {
+        for p in &s.paused {
+            t.push_str(&format!("\npaused: {p}"));
+        }
+    }
+    for l in &r.leases {
+        t.push_str(&format!(
+            "\n{} leased by {} ({})",
+            l.item, l.holder, l.phase
+        ));
+    }
+    for l in &r.log {
+        t.push_str(&format!(
+            "\n{} {} {}: {}",
+            l.item.map(|i| i.to_string()).unwrap_or_default(),
+            l.role,
+            l.state.map(|s| s.to_string()).unwrap_or_default(),
+            l.did
+        ));
+    }
+    format!("{t}\n{}", next_text(&r.next))
+}
+
+pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
+    match cmd {
+        DaemonCmd::Status => {
+            let r = status_reply(ctx, None);
+            let t = text(&r);
+            Ok(Reply::new(&r, t))
+        }
+        DaemonCmd::Stop => {
+            let Some(mut s) = daemon::read_state() else {
+                let r = status_reply(ctx, None);
+                let t = text(&r);
+                return Ok(Reply::new(&r, t));
+            };
+            s.stop = true;
+            daemon::write_state(&s)?;
+            let mut r = status_reply(ctx, None);
+            r.next = vec!["hall daemon status".into()];
+            let t = format!(
+                "Asked the daemon (pid {}) to stop after its current pass.\n{}",
+                s.pid,
+                next_text(&r.next)
+            );
+            Ok(Reply::new(&r, t))
+        }
+        DaemonCmd::Start { at_login } => {
+            if let Some(s) = daemon::read_state()
+                && daemon::alive(&s)
+                && !s.stop
+            {
+                let r = status_reply(ctx, None);
+                let t = format!("Already running.\n{}", text(&r));
+                return Ok(Reply::new(&r, t));
+            }
+            let service = if *at_login {
+                Some(daemon::install_at_login()?)
+            } else {
+                let pid = daemon::spawn_background()?;
+                // The child writes its own state; give it a moment so status is true.
+                for _ in 0..50 {
+                    if daemon::read_state().is_some_and(|s| s.pid == pid && s.heartbeat_unix > 0) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                None
+            };
+            let r = status_reply(ctx, service);
+            let t = text(&r);
+            Ok(Reply::new(&r, t))
+        }
+        DaemonCmd::Run {
+            until_idle,
+            repo,
+            tick,
+        } => {
+            if !tick.is_finite() || *tick < 0.0 {
+                return Err(HallError::usage("--tick takes a number of seconds, e.g. 2"));
+            }
+            let repos = match repo {
+                Some(p) => Some(vec![ctx.cwd.join(p)]),
+                None if *until_idle => Some(vec![ctx.repo()?.main_root]),
+                None => None,
+            };
+            let until = if *until_idle {
+                daemon::Until::Idle
+            } else {
+                daemon::Until::Stopped
+            };
+            let log = daemon::run(repos, until, Duration::from_secs_f64(*tick))?;
+            let mut r = status_reply(ctx, None);
+            r.log = log;
+            r.next = vec!["hall status".into(), "hall inbox".into()];
+            let t = text(&r);
+            Ok(Reply::new(&r, t))
+        }
+    }
+}

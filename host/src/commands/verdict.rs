@@ -1,0 +1,69 @@
+//! `hall verdict --file <json>`: a person's verdict, checked by the verdict room and
+//! recorded as a human override (named as one in the log, the note and the PR comment).
+//! Agents are refused: only a script or a person decides approval.
+
+use super::{Ctx, ItemReply, Reply, refused, sync_queue};
+use crate::cli::VerdictArgs;
+use crate::error::{Code, HallError, Result};
+use crate::item::{Action, decide, fold};
+use crate::office::{review, verdict};
+
+pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
+    if ctx.actor != "you" || std::env::var_os("CLAUDECODE").is_some() {
+        return Err(HallError::new(
+            Code::GateDenied,
+            format!(
+                "`hall verdict` records a person's verdict; it is refused to {}",
+                ctx.actor
+            ),
+        )
+        .hint("hall findings")
+        .hint("hall fixed <ids>"));
+    }
+    let hall = ctx.hall()?;
+    let id = hall.resolve(args.id.as_deref())?;
+    let text = std::fs::read_to_string(&args.file).map_err(|e| {
+        HallError::usage(format!("can't read {}: {e}", args.file.display()))
+            .hint("hall schema verdict-file")
+    })?;
+    let (checked, used) = verdict::validate(&hall, ctx, id, &text)?;
+    let checked = checked.map_err(|why| {
+        HallError::new(
+            Code::InvalidVerdict,
+            format!("the verdict was refused: {why}"),
+        )
+        .hint("hall schema verdict-file")
+    })?;
+    let events = hall.journal.read_item(id)?.events;
+    let item = fold(&events);
+    let sha = item.sha.clone().unwrap_or_default();
+    let findings = verdict::findings(&checked, review::findings_so_far(&events) + 1);
+    let max_rejects = hall.config.max_rejects;
+    let tx = hall.journal.transact(id, |now, _| {
+        let kinds = decide(
+            now,
+            &Action::Verdict {
+                sha: sha.clone(),
+                approved: checked.approved,
+                findings: findings.clone(),
+                model: None,
+                summary: Some(checked.summary.clone()),
+                by: Some("you".into()),
+                max_rejects,
+            },
+        )
+        .map_err(|r| refused(id, r))?;
+        let mut out = vec![used.clone()];
+        out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
+        Ok(out)
+    })?;
+    if tx.after.hallmark.is_some() {
+        verdict::ensure_note(&hall, id, &tx.after)?;
+    }
+    sync_queue(&hall, &tx.after)?;
+    Ok(ItemReply::reply(
+        &tx.after,
+        true,
+        "has your verdict (a human override)",
+    ))
+}

@@ -1,0 +1,144 @@
+//! Questions the loop follows up: a default is taken once its wait has run out (and the
+//! journal says so), and an answered question's session is resumed with the answer,
+//! `claude -p --resume <session> "<answer>"`, once.
+
+use super::review::usage_events;
+use super::runner::{self, Kind, RunSpec};
+use crate::commands::{Ctx, Hall};
+use crate::error::Result;
+use crate::item::{EventKind, ItemId, QuestionId, fold};
+
+/// One pass over the repository's questions; returns what it did.
+pub fn run(hall: &Hall, ctx: &Ctx) -> Result<Vec<String>> {
+    let mut did = Vec::new();
+    let questions = hall.index()?.questions(false)?;
+    for q in questions {
+        let Some(id) = q.item else { continue };
+        // A default is taken when the wait ran out with no answer.
+        if q.answer.is_none()
+            && let (Some(default), Some(until)) = (&q.default, &q.wait_until)
+            && until.as_str() <= ctx.stamp.as_str()
+        {
+            let qid = QuestionId(q.qid);
+            let written = hall.journal.append_checked(Some(id), |events| {
+                let item = fold(events);
+                let open = item
+                    .questions
+                    .get(&q.qid)
+                    .is_some_and(|q| q.answer.is_none());
+                Ok(if open {
+                    vec![ctx.event(
+                        Some(id),
+                        EventKind::Answered {
+                            qid,
+                            answer: default.clone(),
+                            by_default: true,
+                        },
+                    )]
+                } else {
+                    Vec::new()
+                })
+            })?;
+            if !written.is_empty() {
+                did.push(format!(
+                    "{qid}: nobody answered by {until}; took the default `{default}`"
+                ));
+            }
+        }
+    }
+    // Resume every answered question's session that hasn't been resumed yet.
+    for q in hall.index()?.questions(false)? {
+        let (Some(id), Some(answer), Some(session)) = (q.item, &q.answer, &q.session) else {
+            continue;
+        };
+        let qid = QuestionId(q.qid);
+        let events = hall.journal.read_item(id)?.events;
+        if events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::Resumed { qid: r, .. } if *r == qid))
+        {
+            continue;
+        }
+        let ok = resume(hall, ctx, id, qid, session, answer, q.by_default)?;
+        did.push(format!(
+            "{qid}: resumed session {session}{}",
+            if ok { "" } else { " (the run failed)" }
+        ));
+    }
+    Ok(did)
+}
+
+fn resume(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    qid: QuestionId,
+    session: &str,
+    answer: &str,
+    by_default: bool,
+) -> Result<bool> {
+    let item = fold(&hall.journal.read_item(id)?.events);
+    let wt = hall.worktree_of(&item);
+    let message = if by_default {
+        format!("No one answered {qid} in time, so go ahead with the default: {answer}")
+    } else {
+        format!("The answer to {qid}: {answer}")
+    };
+    let settings = runner::confinement(
+        &hall.config,
+        Kind::Resume,
+        std::slice::from_ref(&wt),
+        std::slice::from_ref(&wt),
+    );
+    let mut args = vec![
+        "-p".to_string(),
+        "--resume".into(),
+        session.to_string(),
+        "--output-format".into(),
+        "stream-json".into(),
+        "--verbose".into(),
+        "--settings".into(),
+        settings.to_string(),
+    ];
+    args.extend(hall.config.claude_args.iter().cloned());
+    args.push(message.clone());
+    let spec = RunSpec {
+        role: "resume".into(),
+        program: "claude".into(),
+        args,
+        cwd: wt,
+        env: runner::base_env(Kind::Resume, "agent", &id.to_string()),
+        remove_env: runner::removed_env(&hall.config),
+        timeout: super::review::timeout(None, 30 * 60),
+        structured: false,
+        stream_json: true,
+        prompt: message,
+    };
+    let runs = runner::runs_dir(&hall.journal.item_dir(id));
+    let o = runner::run(&runs, &ctx.stamp, &spec)?;
+    let mut events = usage_events(ctx, id, "resume", &o);
+    let ok = o.failure.is_none();
+    events.push(ctx.event(
+        Some(id),
+        EventKind::Resumed {
+            qid,
+            session: session.to_string(),
+            ok,
+        },
+    ));
+    if !ok {
+        events.push(ctx.event(
+            Some(id),
+            EventKind::Notification {
+                kind: "session_waiting".into(),
+                message: format!(
+                    "the answer to {qid} could not be delivered to session {session}: {}",
+                    o.failure.clone().unwrap_or_default()
+                ),
+                session: Some(session.to_string()),
+            },
+        ));
+    }
+    hall.journal.append_item(id, &events)?;
+    Ok(ok)
+}
