@@ -55,6 +55,57 @@ fn run(stub: &StubServer, home: &Path, cwd: &Path, prompt: &str) -> ClaudeRun {
     run
 }
 
+const LENSES: [&str; 7] = [
+    "first-principles",
+    "correctness",
+    "security",
+    "data",
+    "evidence",
+    "operability",
+    "repo-rules",
+];
+
+/// Runs the loop (`hall daemon run --until-idle`) with the real client as the model
+/// runner, against `stub`, and the fake gh for shipping.
+fn run_loop_with_real_client(
+    sb: &Sandbox,
+    home: &Path,
+    stub: &StubServer,
+) -> hallmark_tests::sandbox::Run {
+    sb.fake("gh", Path::new(env!("CARGO_BIN_EXE_fake-gh")));
+    let claude_dir = require_claude()
+        .parent()
+        .expect("bin dir")
+        .display()
+        .to_string();
+    let path = format!(
+        "{}:{claude_dir}:{}",
+        sb.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home_s = home.display().to_string();
+    let base_url = stub.base_url();
+    let vars = [
+        ("HOME", home_s.as_str()),
+        ("PATH", path.as_str()),
+        ("ANTHROPIC_BASE_URL", base_url.as_str()),
+        ("ANTHROPIC_API_KEY", "dummy"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("DISABLE_TELEMETRY", "1"),
+        ("CLAUDE_CODE_MAX_RETRIES", "1"),
+        ("HTTPS_PROXY", "http://127.0.0.1:9"),
+        ("HTTP_PROXY", "http://127.0.0.1:9"),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+        ("HALL_RUN_TIMEOUT", "120s"),
+    ];
+    sb.hall_env(
+        &sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &vars,
+    )
+}
+
 /// The tool_result the model got back for the `n`th scripted turn's tool call.
 fn tool_result(stub: &StubServer, turn: usize) -> Value {
     let requests = stub.turn_requests();
@@ -145,10 +196,15 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
         "nothing reached origin"
     );
 
-    // The Assay Office's path: the item goes through the loop and the assayer strikes
-    // the hallmark (note with HALL_ACTOR=assayer, and the journal records it).
+    // The Assay Office: the item goes through the loop, the principal engineer (the
+    // real client again) approves, and the assayer strikes the hallmark.
     sb.hall(&wt, &["ready"]).ok();
-    sb.strike(&id, &wt, &sha, 1);
+    let verdict = serde_json::json!({"verdict": "approve", "summary": "A greeting file; nothing can break.",
+        "lenses": LENSES, "findings": []});
+    let review = StubServer::start([Turn::tool_use("StructuredOutput", verdict)]).expect("stub");
+    let looped = run_loop_with_real_client(&sb, &home, &review);
+    let status = sb.hall(&sb.repo, &["status", &id]).ok();
+    assert_eq!(status["item"]["hallmark"], sha.as_str(), "{looped:?}");
 
     let stub = StubServer::start([Turn::bash(push), Turn::text("Pushed.")]).expect("stub");
     run(&stub, &home, &wt, "Ship it now");
@@ -160,21 +216,37 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
         "origin has the hallmarked commit"
     );
 
-    // Usage from the transcripts landed in the item's journal, once per response.
-    let usage = sb
-        .hall(&sb.repo, &["usage", "--item", &id, "--by", "model"])
+    // Usage from the transcripts, once per response: the first session's (2 responses of
+    // 100 input tokens) and the review's in the item's journal; the second session ran
+    // after the item closed, so its usage is the repository's.
+    let item_usage = sb
+        .hall(&sb.repo, &["usage", "--item", &id, "--by", "role"])
         .ok();
-    let total = &usage["total"];
+    let rows = item_usage["rows"].as_array().expect("rows");
+    let role = |r: &str| {
+        rows.iter()
+            .find(|x| x["key"] == r)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(role("dev")["input"], 200, "{item_usage}");
     assert!(
-        total["input"].as_u64().expect("input") >= 400,
-        "4 responses of 100 input tokens: {usage}"
+        role("review")["cost_usd"].as_f64().expect("cost") > 0.0,
+        "{item_usage}"
     );
-    assert!(total["cost_usd"].as_f64().expect("cost") > 0.0);
+    let all = sb.hall(&sb.repo, &["usage", "--by", "role"]).ok();
+    let rows = all["rows"].as_array().expect("rows");
+    let dev = rows
+        .iter()
+        .find(|x| x["key"] == "dev")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(dev["input"], 400, "4 responses of 100 input tokens: {all}");
     let turns = sb.hall(&sb.repo, &["log", &id, "--kind", "turn"]).ok();
     assert_eq!(
         turns["events"].as_array().map(Vec::len),
-        Some(2),
-        "a turn summary per run: {turns}"
+        Some(1),
+        "a turn summary for the run in the item: {turns}"
     );
     let prompts = sb.hall(&sb.repo, &["log", &id, "--kind", "prompt"]).ok();
     assert_eq!(prompts["events"][0]["text"], "Ship it");
@@ -186,7 +258,6 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
 #[test]
 fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict() {
     let (sb, home) = world();
-    sb.fake("gh", Path::new(env!("CARGO_BIN_EXE_fake-gh")));
     std::fs::write(
         sb.repo.join(".hallmark.toml"),
         "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\n",
@@ -202,49 +273,10 @@ fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict()
     let sha = sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
     sb.hall(&wt, &["ready"]).ok();
 
-    let lenses = [
-        "first-principles",
-        "correctness",
-        "security",
-        "data",
-        "evidence",
-        "operability",
-        "repo-rules",
-    ];
     let verdict = serde_json::json!({"verdict": "approve", "summary": "A one-line greeting; nothing can break.",
-        "lenses": lenses, "findings": [], "learnings_used": []});
+        "lenses": LENSES, "findings": [], "learnings_used": []});
     let stub = StubServer::start([Turn::tool_use("StructuredOutput", verdict)]).expect("stub");
-    let claude_dir = require_claude()
-        .parent()
-        .expect("bin dir")
-        .display()
-        .to_string();
-    let path = format!(
-        "{}:{claude_dir}:{}",
-        sb.bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let home_s = home.display().to_string();
-    let base_url = stub.base_url();
-    let vars = [
-        ("HOME", home_s.as_str()),
-        ("PATH", path.as_str()),
-        ("ANTHROPIC_BASE_URL", base_url.as_str()),
-        ("ANTHROPIC_API_KEY", "dummy"),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ("DISABLE_AUTOUPDATER", "1"),
-        ("DISABLE_TELEMETRY", "1"),
-        ("CLAUDE_CODE_MAX_RETRIES", "1"),
-        ("HTTPS_PROXY", "http://127.0.0.1:9"),
-        ("HTTP_PROXY", "http://127.0.0.1:9"),
-        ("NO_PROXY", "127.0.0.1,localhost"),
-        ("HALL_RUN_TIMEOUT", "120s"),
-    ];
-    let run = sb.hall_env(
-        &sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &vars,
-    );
+    let run = run_loop_with_real_client(&sb, &home, &stub);
     let status = sb.hall(&sb.repo, &["status", &id]).ok();
     let trace = sb.hall(&sb.repo, &["trace", &id]);
     assert_eq!(

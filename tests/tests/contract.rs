@@ -208,7 +208,8 @@ fn doctor_reports_each_check_with_its_fix() {
     assert_eq!(
         names,
         [
-            "git", "gh", "claude", "plugin", "repo", "config", "journal", "rooms", "index"
+            "git", "gh", "claude", "plugin", "daemon", "repo", "config", "journal", "rooms",
+            "index"
         ]
     );
 }

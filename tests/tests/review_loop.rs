@@ -662,3 +662,548 @@ fn next_claims_with_a_lease_and_agents_may_not_give_verdicts() {
     l.sb.hall_env(&l.wt, &["ready"], &[("HALL_ACTOR", "fixer")])
         .err("GATE_DENIED", 5);
 }
+
+/// Kills a background daemon when the test ends, however it ends.
+struct KillPid(u64);
+
+impl Drop for KillPid {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &self.0.to_string()])
+            .status();
+    }
+}
+
+fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_daemon_starts_in_the_background_works_the_registry_and_stops_on_request() {
+    let l = Loop::new(CONFIG, json!({"review": [approve()]}));
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    let before = l.sb.hall(&l.sb.repo, &["doctor"]).ok();
+    let daemon_check = |v: &Value| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "daemon")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(daemon_check(&before)["ok"], false);
+    assert_eq!(daemon_check(&before)["fix"], "hall daemon start");
+    let started = l.hall(&l.sb.repo, &["daemon", "start"]).ok();
+    assert_eq!(started["running"], true, "{started}");
+    let pid = started["state"]["pid"].as_u64().unwrap();
+    let _guard = KillPid(pid);
+    // It found the repository through the registry `hall init` wrote, and works it.
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    wait_for("the item to close", 60, || {
+        l.status()["item"]["state"] == "closed"
+    });
+    let status = l.sb.hall(&l.sb.repo, &["daemon", "status"]).ok();
+    assert_eq!(status["running"], true);
+    assert!(status["heartbeat_age_s"].as_u64().unwrap() < 10, "{status}");
+    assert_eq!(
+        daemon_check(&l.sb.hall(&l.sb.repo, &["doctor"]).ok())["ok"],
+        true
+    );
+    // A second start finds it running and starts nothing.
+    let again = l.hall(&l.sb.repo, &["daemon", "start"]).ok();
+    assert_eq!(again["state"]["pid"].as_u64(), Some(pid));
+    l.sb.hall(&l.sb.repo, &["daemon", "stop"]).ok();
+    wait_for("the daemon to exit", 30, || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z"))
+    });
+    let after = l.sb.hall(&l.sb.repo, &["daemon", "status"]).ok();
+    assert_eq!(after["running"], false, "{after}");
+    // Stopped on request: nothing waits in the inbox for it.
+    let inbox = l.sb.hall(&l.sb.repo, &["inbox"]).ok();
+    assert!(!inbox.to_string().contains("daemon stopped"), "{inbox}");
+}
+
+#[test]
+fn a_killed_daemon_shows_in_the_inbox_and_doctor() {
+    let l = Loop::new(CONFIG, json!({}));
+    let started = l.hall(&l.sb.repo, &["daemon", "start"]).ok();
+    let pid = started["state"]["pid"].as_u64().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap();
+    wait_for("the kill", 10, || {
+        l.sb.hall(&l.sb.repo, &["daemon", "status"]).ok()["running"] == false
+    });
+    let inbox = l.sb.hall(&l.sb.repo, &["inbox"]).ok();
+    let entry = inbox["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "daemon stopped")
+        .cloned();
+    assert!(
+        entry.is_some_and(|e| e["next"][0] == "hall daemon start"),
+        "{inbox}"
+    );
+    let doctor = l.sb.hall(&l.sb.repo, &["doctor"]).ok();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "daemon")
+        .cloned()
+        .unwrap();
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .contains("stopped without being asked"),
+        "{check}"
+    );
+}
+
+#[test]
+fn questions_take_their_default_after_the_wait_and_answers_resume_the_session() {
+    let l = Loop::new(CONFIG, json!({}));
+    let asked =
+        l.sb.hall(
+            &l.wt,
+            &[
+                "ask",
+                "billed or raw?",
+                "--options",
+                "billed,raw",
+                "--default",
+                "billed",
+                "--wait",
+                "30m",
+                "--session",
+                "sess-1",
+            ],
+        )
+        .ok();
+    let q1 = asked["question"].as_str().unwrap().to_string();
+    let asked =
+        l.sb.hall(&l.wt, &["ask", "which region?", "--session", "sess-2"])
+            .ok();
+    let q2 = asked["question"].as_str().unwrap().to_string();
+    // Before the wait runs out, nothing happens.
+    l.daemon();
+    assert!(l.claude_calls().is_empty());
+    // An hour later the default is taken, said so, and the session resumed with it.
+    let script = l.script.display().to_string();
+    let log = l.sb.root.join("claude").display().to_string();
+    let later = [
+        ("FAKE_CLAUDE_SCRIPT", script.as_str()),
+        ("FAKE_CLAUDE_LOG", log.as_str()),
+        ("HALL_NOW", "2026-11-02T10:00:00Z"),
+    ];
+    l.sb.hall_env(
+        &l.sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &later,
+    )
+    .ok();
+    let answered: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "answered")
+        .collect();
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0]["answer"], "billed");
+    assert_eq!(answered[0]["by_default"], true);
+    let calls = l.claude_calls();
+    assert_eq!(calls.len(), 1);
+    let args: Vec<&str> = calls[0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        args[args.iter().position(|a| *a == "--resume").unwrap() + 1],
+        "sess-1"
+    );
+    assert!(
+        args.last()
+            .unwrap()
+            .contains("go ahead with the default: billed"),
+        "{args:?}"
+    );
+    assert_eq!(calls[0]["cwd"], l.wt.display().to_string());
+    // A person's answer resumes the other session, once.
+    l.sb.hall(&l.sb.repo, &["answer", &q2, "eu-west"]).ok();
+    l.sb.hall_env(
+        &l.sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &later,
+    )
+    .ok();
+    l.sb.hall_env(
+        &l.sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &later,
+    )
+    .ok();
+    let calls = l.claude_calls();
+    assert_eq!(calls.len(), 2, "each session resumed once");
+    assert!(
+        calls[1]["args"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains(&format!("The answer to {q2}: eu-west"))
+    );
+    let resumed: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "resumed")
+        .collect();
+    assert_eq!(resumed.len(), 2);
+    assert_eq!(resumed[0]["qid"], q1.as_str());
+}
+
+#[test]
+fn budget_set_edits_the_config_and_a_spent_room_closes_for_the_day() {
+    let l = Loop::new(
+        CONFIG,
+        json!({"review": [reject(), approve()], "fix": [fix("attempts <= 3 # a", "F1")]}),
+    );
+    let set =
+        l.sb.hall(
+            &l.sb.repo,
+            &["budget", "--set", "review.daily=1k", "--set", "per_item=2M"],
+        )
+        .ok();
+    assert_eq!(set["set"], json!(["review.daily = 1k", "per_item = 2M"]));
+    let config = std::fs::read_to_string(l.sb.repo.join(".hallmark.toml")).unwrap();
+    assert!(
+        config.starts_with("base = \"main\"\ngates = [\"sh check.sh\"]\n"),
+        "kept as it was: {config}"
+    );
+    assert!(
+        config.contains("[budget]")
+            && config.contains("per_item = \"2M\"")
+            && config.contains("daily = \"1k\""),
+        "{config}"
+    );
+    l.sb.hall(&l.sb.repo, &["budget", "--set", "review.colour=red"])
+        .err("USAGE", 2);
+    l.sb.hall(&l.sb.repo, &["budget", "--set", "daily=lots"])
+        .err("INVALID_CONFIG", 2);
+    assert_eq!(
+        std::fs::read_to_string(l.sb.repo.join(".hallmark.toml")).unwrap(),
+        config,
+        "a refused value is not written"
+    );
+    l.sb.hall_env(
+        &l.sb.repo,
+        &["budget", "--set", "daily=9M"],
+        &[("CLAUDECODE", "1")],
+    )
+    .err("GATE_DENIED", 5);
+    l.sb.git(&l.sb.repo, &["commit", "-qam", "Cap the review room"]);
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    // One review spent the room's day; the fix ran (its room has no cap); the second
+    // review waits in order.
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "review");
+    assert!(
+        status["item"]["hold"].is_null(),
+        "a closed room holds nothing"
+    );
+    let roles: Vec<String> = l
+        .claude_calls()
+        .iter()
+        .map(|c| c["env"]["HALL_ACTOR"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(roles, ["assayer", "fixer"]);
+    let budget = l.sb.hall(&l.sb.repo, &["budget"]).ok();
+    let review = budget["rooms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "review")
+        .cloned()
+        .unwrap();
+    assert_eq!(review["closed"], true, "{budget}");
+    // The next day it opens again.
+    let script = l.script.display().to_string();
+    let log = l.sb.root.join("claude").display().to_string();
+    let tomorrow = [
+        ("FAKE_CLAUDE_SCRIPT", script.as_str()),
+        ("FAKE_CLAUDE_LOG", log.as_str()),
+        ("HALL_NOW", "2026-11-03T09:00:00Z"),
+    ];
+    l.sb.hall_env(
+        &l.sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &tomorrow,
+    )
+    .ok();
+    assert_eq!(l.status()["item"]["state"], "closed");
+}
+
+/// A loop whose ship step fails until `ship-ok` exists, so the base can move between the
+/// hallmark and the ship.
+fn shippable_later(script: Value) -> Loop {
+    let cfg = format!(
+        "{CONFIG}ship = \"test -f ship-ok.flag && git push -u origin {{branch}} && gh pr create --base {{base}} --head {{branch}} --title {{title}} --body-file {{body_file}}\"\n"
+    );
+    let l = Loop::new(&cfg, script);
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "hallmarked");
+    assert_eq!(status["item"]["hold"]["kind"], "ship_failed", "{status}");
+    l
+}
+
+#[test]
+fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
+    let l = shippable_later(json!({"review": [approve()]}));
+    let old = l.status()["item"]["hallmark"].as_str().unwrap().to_string();
+    // main moves on, on other files.
+    l.sb.commit(
+        &l.sb.repo,
+        "CHANGELOG.md",
+        "- unrelated\n",
+        "Unrelated change",
+    );
+    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
+    // The ship step may go ahead now (an untracked flag: the commit stays as approved).
+    std::fs::write(l.wt.join("ship-ok.flag"), "").unwrap();
+    l.sb.hall(&l.sb.repo, &["retry", &l.id, "--reason", "ship again"])
+        .ok();
+    l.daemon();
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "closed", "{status}");
+    let new = status["item"]["hallmark"].as_str().unwrap().to_string();
+    assert_ne!(new, old);
+    let rebased: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "rebased")
+        .collect();
+    assert_eq!(rebased.len(), 1);
+    assert_eq!(rebased[0]["from"], old.as_str());
+    assert_eq!(rebased[0]["sha"], new.as_str());
+    assert_eq!(rebased[0]["carried"], true);
+    let note: Value = serde_json::from_str(
+        &l.sb
+            .git(&l.sb.repo, &["notes", "--ref=hallmark", "show", &new]),
+    )
+    .unwrap();
+    assert_eq!(note["sha"], new.as_str());
+    let branch = status["item"]["branch"].as_str().unwrap();
+    assert_eq!(l.sb.git(&l.sb.origin, &["rev-parse", branch]).trim(), new);
+    assert!(
+        l.sb.git(
+            &l.sb.repo,
+            &["merge-base", "--is-ancestor", "origin/main", &new]
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn a_rebase_that_conflicts_returns_the_item_to_development() {
+    let l = shippable_later(json!({"review": [approve()]}));
+    l.sb.commit(
+        &l.sb.repo,
+        "lib.txt",
+        "attempts < 5\n",
+        "Someone else changed the limit",
+    );
+    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
+    std::fs::write(l.wt.join("ship-ok.flag"), "").unwrap();
+    l.sb.hall(&l.sb.repo, &["retry", &l.id, "--reason", "ship again"])
+        .ok();
+    l.daemon();
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "development");
+    assert!(status["item"]["hallmark"].is_null());
+    let back: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "pulled_back")
+        .collect();
+    assert!(
+        back[0]["reason"].as_str().unwrap().contains("conflicts"),
+        "{back:?}"
+    );
+    // Nothing was pushed, and the worktree is not left mid-rebase.
+    assert!(
+        !l.sb
+            .git(&l.sb.origin, &["branch", "--list"])
+            .contains("hm/")
+    );
+    let git_status = l.sb.git(&l.wt, &["status"]);
+    assert!(!git_status.contains("rebase"), "{git_status}");
+}
+
+#[test]
+fn a_run_past_its_timeout_is_stopped_and_counts_as_failed() {
+    let l = Loop::new(
+        CONFIG,
+        json!({"review": [{"sleep": 20, "verdict": approve()["verdict"]}]}),
+    );
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    let script = l.script.display().to_string();
+    let log = l.sb.root.join("claude").display().to_string();
+    let started = std::time::Instant::now();
+    l.sb.hall_env(
+        &l.sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &[
+            ("FAKE_CLAUDE_SCRIPT", &script),
+            ("FAKE_CLAUDE_LOG", &log),
+            ("HALL_RUN_TIMEOUT", "1s"),
+        ],
+    )
+    .ok();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "the runs were stopped, not waited out"
+    );
+    let failed: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "run_failed")
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert!(
+        failed[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 1 s"),
+        "{failed:?}"
+    );
+    assert_eq!(l.status()["item"]["hold"]["kind"], "run_failed");
+}
+
+#[test]
+fn an_external_fix_engine_gets_the_prompt_and_its_commit_is_resubmitted() {
+    let cfg = format!("{CONFIG}fixer = \"sh ../fix-engine.sh\"\n");
+    let l = Loop::new(&cfg, json!({"review": [approve()]}));
+    std::fs::write(
+        l.sb.root.join("fix-engine.sh"),
+        "cp \"$HALL_PROMPT_FILE\" ../engine-saw.md && echo \"$HALL_ACTOR\" >> ../engine-saw.md && printf 'attempts <= 3\\n' > lib.txt && git commit -qam 'Engine fix'\n",
+    )
+    .unwrap();
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    assert_eq!(l.status()["item"]["state"], "closed");
+    let saw = std::fs::read_to_string(l.sb.root.join("engine-saw.md")).unwrap();
+    assert!(
+        saw.contains("`sh check.sh` exited 1") && saw.contains("expected <= in the limit check"),
+        "{saw}"
+    );
+    assert!(saw.trim_end().ends_with("fixer"));
+    let fixes: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "fix_submitted")
+        .collect();
+    assert_eq!(fixes.len(), 1);
+    assert_eq!(fixes[0]["actor"], "fixer");
+    assert_eq!(fixes[0]["fixed"], json!([]), "the engine claimed nothing");
+}
+
+#[test]
+fn trace_follows_a_live_run_to_its_end() {
+    let l = Loop::new(
+        CONFIG,
+        json!({"review": [{"sleep": 2, "verdict": approve()["verdict"]}]}),
+    );
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    let mut cmd = l.sb.hall_command(&l.sb.repo);
+    cmd.args(["daemon", "run", "--until-idle", "--tick", "0.05"])
+        .env("FAKE_CLAUDE_SCRIPT", &l.script)
+        .env("FAKE_CLAUDE_LOG", l.sb.root.join("claude"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _daemon = Reaper(cmd.spawn().expect("daemon"));
+    wait_for("the live review", 60, || {
+        l.status()["now"]["run"]["live"] == true
+    });
+    assert_eq!(
+        l.status()["now"]["offer"],
+        format!("hall trace {} --follow", l.id)
+    );
+    let follow = l.sb.hall(&l.sb.repo, &["trace", &l.id, "--follow"]);
+    let v = follow.ok();
+    assert_eq!(
+        v["run"]["ended"], true,
+        "--follow returns once the run ends: {v}"
+    );
+    assert!(
+        follow.stderr.contains("started: model claude-opus-4-8")
+            && follow.stderr.contains("ended: exit 0"),
+        "{}",
+        follow.stderr
+    );
+}
+
+#[test]
+fn an_overloaded_model_falls_back_in_a_run_of_its_own() {
+    let overloaded =
+        json!({"error": "API Error: 529 {\"type\":\"overloaded_error\"}", "api_error_status": 529});
+    let l = Loop::new(CONFIG, json!({"review": [overloaded, approve()]}));
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    assert_eq!(l.status()["item"]["state"], "closed");
+    assert!(
+        l.events().iter().all(|e| e["event"] != "run_failed"),
+        "the fallback got through"
+    );
+    let models: Vec<String> = l
+        .claude_calls()
+        .iter()
+        .filter(|c| c["env"]["HALL_ACTOR"] == "assayer")
+        .map(|c| {
+            let args = c["args"].as_array().unwrap();
+            let i = args.iter().position(|a| a == "--model").unwrap();
+            args[i + 1].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(models, ["opus", "sonnet"]);
+    let verdict = l
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "verdict")
+        .unwrap();
+    assert_eq!(verdict["model"], "claude-sonnet-4-5");
+    let runs =
+        l.sb.repo
+            .join(".git/hallmark/items")
+            .join(&l.id)
+            .join("runs");
+    let streams = std::fs::read_dir(&runs)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl") && p.to_string_lossy().contains("-review")
+        })
+        .count();
+    assert_eq!(streams, 2, "the fallback is a run of its own");
+}

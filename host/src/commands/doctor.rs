@@ -82,6 +82,7 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
         false,
         super::setup::installed().map_err(|e| (e, "hall setup claude".to_string())),
     );
+    add("daemon", false, daemon_check());
     match ctx.repo() {
         Err(e) => add(
             "repo",
@@ -162,6 +163,29 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
         &DoctorReply { ok, checks, next },
         text.join("\n"),
     ))
+}
+
+/// Whether the review loop runs: the daemon's heartbeat.
+fn daemon_check() -> std::result::Result<String, (String, String)> {
+    let fix = "hall daemon start".to_string();
+    match crate::daemon::read_state() {
+        Some(s) if crate::daemon::alive(&s) => Ok(format!(
+            "running (pid {}, heartbeat {} s ago)",
+            s.pid,
+            crate::office::lease::unix_now().saturating_sub(s.heartbeat_unix)
+        )),
+        Some(s) if !s.stop && s.heartbeat_unix > 0 => Err((
+            format!(
+                "the daemon (pid {}) stopped without being asked; its last heartbeat was {}",
+                s.pid, s.heartbeat
+            ),
+            fix,
+        )),
+        _ => Err((
+            "the daemon is not running, so nothing reviews ready items".into(),
+            fix,
+        )),
+    }
 }
 
 fn check_journal(journal: &Journal) -> std::result::Result<String, (String, String)> {

@@ -118,6 +118,23 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
             });
         }
     }
+    // A daemon that should run but has no heartbeat: the loop has stopped.
+    if let Some(d) = crate::daemon::read_state()
+        && !d.stop
+        && d.heartbeat_unix > 0
+        && !crate::daemon::alive(&d)
+    {
+        out.push(Entry {
+            n: 0,
+            kind: "daemon stopped".into(),
+            item: None,
+            text: format!("The daemon (pid {}) has no heartbeat since {}; nothing moves items through the loop.", d.pid, d.heartbeat),
+            since: d.heartbeat.clone(),
+            key: format!("daemon:{}", d.pid),
+            dismissed: false,
+            next: vec!["hall daemon start".into(), "hall daemon status".into()],
+        });
+    }
     let dismissed = index.dismissed()?;
     for e in &mut out {
         e.dismissed = dismissed

@@ -256,8 +256,14 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     std::fs::write(&prompt_file, &prompt)?;
     let head_before = git::head(&wt).unwrap_or_default();
     let spec = command(hall, id, &plugin, &wt, &prompt, &prompt_file);
-    let o = runner::run(&runs, &ctx.stamp, &spec)?;
-    let usage = review::usage_events(ctx, id, "fix", &o);
+    let all = runner::run_with_fallback(&runs, &ctx.stamp, &spec)?;
+    let usage: Vec<crate::item::Event> = all
+        .iter()
+        .flat_map(|o| review::usage_events(ctx, id, "fix", o))
+        .collect();
+    let Some(o) = all.last() else {
+        return Err(HallError::internal("no run outcome"));
+    };
     let now = fold(&hall.journal.read_item(id)?.events);
     if now.state != State::Fixing || now.sha.as_deref() != Some(&sha) {
         // The fixer submitted with `hall fixed` (or a person moved the item).

@@ -318,8 +318,14 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let plugin = crate::commands::setup::ensure_plugin()?;
     let spec = command(hall, id, &plugin, &dir, &prompt);
     let runs = runner::runs_dir(&hall.journal.item_dir(id));
-    let o = runner::run(&runs, &ctx.stamp, &spec)?;
-    let usage = usage_events(ctx, id, "review", &o);
+    let all = runner::run_with_fallback(&runs, &ctx.stamp, &spec)?;
+    let usage: Vec<Event> = all
+        .iter()
+        .flat_map(|o| usage_events(ctx, id, "review", o))
+        .collect();
+    let Some(o) = all.last() else {
+        return Err(HallError::internal("no run outcome"));
+    };
     if let Some(why) = &o.failure {
         let after = failed(hall, ctx, id, ("review", why, &o.run), usage, &sha)?;
         return Ok(Step {

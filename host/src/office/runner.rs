@@ -53,6 +53,8 @@ pub struct RunOutcome {
     pub structured: Option<Value>,
     pub usage: Vec<Usage>,
     pub num_turns: Option<u64>,
+    /// The API said it is overloaded (status 529): a fallback model may get through.
+    pub overloaded: bool,
 }
 
 /// The directory an item's runs stream into.
@@ -223,6 +225,10 @@ pub fn read_result(outcome: &mut RunOutcome, result: Option<&Value>, structured:
     outcome.num_turns = r.get("num_turns").and_then(Value::as_u64);
     outcome.usage = model_usage(r);
     if r.get("is_error").and_then(Value::as_bool).unwrap_or(false) {
+        outcome.overloaded = r.get("api_error_status").and_then(Value::as_u64) == Some(529)
+            || r.get("result")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.to_ascii_lowercase().contains("overloaded"));
         let why = r
             .get("errors")
             .and_then(Value::as_array)
@@ -288,6 +294,49 @@ fn model_usage(r: &Value) -> Vec<Usage> {
             }
         })
         .collect()
+}
+
+/// The model a run falls back to when its own is overloaded: the next smaller one.
+pub fn fallback_model(model: &str) -> Option<String> {
+    let m = model.to_ascii_lowercase();
+    if m.contains("opus") {
+        Some("sonnet".into())
+    } else if m.contains("sonnet") {
+        Some("haiku".into())
+    } else {
+        None
+    }
+}
+
+/// Runs `spec`; when the API was overloaded, runs it once more with the fallback
+/// model, as a run of its own (its own stream file). Returns every run, the last one
+/// deciding.
+pub fn run_with_fallback(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<Vec<RunOutcome>> {
+    let first = run(dir, stamp, spec)?;
+    let model_at = spec.args.iter().position(|a| a == "--model").map(|i| i + 1);
+    let fallback = model_at
+        .and_then(|i| spec.args.get(i))
+        .and_then(|m| fallback_model(m));
+    match (first.overloaded, model_at, fallback) {
+        (true, Some(i), Some(model)) => {
+            let mut again = RunSpec {
+                args: spec.args.clone(),
+                role: spec.role.clone(),
+                program: spec.program.clone(),
+                cwd: spec.cwd.clone(),
+                env: spec.env.clone(),
+                remove_env: spec.remove_env.clone(),
+                timeout: spec.timeout,
+                structured: spec.structured,
+                stream_json: spec.stream_json,
+                prompt: spec.prompt.clone(),
+            };
+            again.args[i] = model;
+            let second = run(dir, stamp, &again)?;
+            Ok(vec![first, second])
+        }
+        _ => Ok(vec![first]),
+    }
 }
 
 /// Who a headless run is.

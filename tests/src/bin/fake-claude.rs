@@ -156,6 +156,8 @@ fn main() -> ExitCode {
     if let Some(e) = step.get("error").and_then(Value::as_str) {
         result["is_error"] = Value::Bool(true);
         result["result"] = Value::String(e.to_string());
+        result["api_error_status"] = step.get("api_error_status").cloned().unwrap_or(Value::Null);
+        result["modelUsage"] = json!({});
     }
     if !ok {
         result["subtype"] = Value::String("error_during_execution".into());
