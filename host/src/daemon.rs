@@ -421,62 +421,53 @@ pub fn spawn_background() -> Result<u32> {
 }
 
 /// Installs `hall daemon run` as a user service that starts at login (a systemd user
-/// unit, a launchd agent, …), through service-manager.
-pub fn install_at_login() -> Result<String> {
+/// unit, a launchd agent, …), through service-manager, and asks it to start now. Returns
+/// the service's label, and why starting it now failed (a machine without a user
+/// session bus, say), in which case the caller starts the daemon itself.
+pub fn install_at_login() -> Result<(String, Option<String>)> {
     use service_manager::{
-        ServiceInstallCtx, ServiceLabel, ServiceLevel, ServiceManager, ServiceStartCtx,
+        RestartPolicy, ServiceInstallCtx, ServiceLabel, ServiceLevel, ServiceManager,
+        ServiceStartCtx,
+    };
+    let failed = |what: &str, e: std::io::Error| {
+        HallError::new(crate::error::Code::CommandFailed, format!("{what}: {e}"))
+            .hint("hall daemon start")
     };
     let label: ServiceLabel = "dev.hallmark.daemon"
         .parse()
         .map_err(|e| HallError::internal(format!("{e}")))?;
-    let mut manager = <dyn ServiceManager>::native().map_err(|e| {
-        HallError::new(
-            crate::error::Code::CommandFailed,
-            format!("no service manager here: {e}"),
-        )
-        .hint("hall daemon start")
-    })?;
-    manager.set_level(ServiceLevel::User).map_err(|e| {
-        HallError::new(
-            crate::error::Code::CommandFailed,
-            format!("user-level services are not available: {e}"),
-        )
-        .hint("hall daemon start")
-    })?;
-    let exe = std::env::current_exe()?;
+    let mut manager = <dyn ServiceManager>::native()
+        .map_err(|e| failed("no service manager on this machine", e))?;
+    manager
+        .set_level(ServiceLevel::User)
+        .map_err(|e| failed("user-level services are not available", e))?;
+    // The daemon must see the same data, config and cache directories as this process.
+    let environment: Vec<(String, String)> = ["HALL_DATA_DIR", "HALL_CONFIG_DIR", "HALL_CACHE_DIR"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+        .collect();
     manager
         .install(ServiceInstallCtx {
             label: label.clone(),
-            program: exe,
+            program: std::env::current_exe()?,
             args: vec!["daemon".into(), "run".into()],
             contents: None,
             username: None,
             working_directory: None,
-            environment: None,
+            environment: (!environment.is_empty()).then_some(environment),
             autostart: true,
-            restart_policy: service_manager::RestartPolicy::OnFailure {
+            restart_policy: RestartPolicy::OnFailure {
                 delay_secs: Some(10),
                 max_retries: None,
                 reset_after_secs: None,
             },
         })
-        .map_err(|e| {
-            HallError::new(
-                crate::error::Code::CommandFailed,
-                format!("installing the login service failed: {e}"),
-            )
-            .hint("hall daemon start")
-        })?;
-    manager
+        .map_err(|e| failed("installing the login service failed", e))?;
+    let started = manager
         .start(ServiceStartCtx {
             label: label.clone(),
         })
-        .map_err(|e| {
-            HallError::new(
-                crate::error::Code::CommandFailed,
-                format!("starting the login service failed: {e}"),
-            )
-            .hint("hall daemon start")
-        })?;
-    Ok(label.to_string())
+        .err()
+        .map(|e| e.to_string().trim().to_string());
+    Ok((label.to_string(), started))
 }

@@ -658,9 +658,83 @@ fn next_claims_with_a_lease_and_agents_may_not_give_verdicts() {
         &[("HALL_ACTOR", "fixer")],
     )
     .err("GATE_DENIED", 5);
-    // The fixer may not decide the item's fate either.
+    // The fixer may not decide the item's fate either: the command refuses it, and in a
+    // Claude session the hook denies it before it runs.
     l.sb.hall_env(&l.wt, &["ready"], &[("HALL_ACTOR", "fixer")])
         .err("GATE_DENIED", 5);
+    for (actor, command, denied) in [
+        ("fixer", "hall ready", true),
+        (
+            "fixer",
+            "cd . && HALL_ACTOR=you hall --json retry H-0001 --reason x",
+            true,
+        ),
+        ("fixer", "hall fixed F1", false),
+        ("agent", "hall verdict --file v.json", true),
+        ("agent", "hall ready", false),
+    ] {
+        let hook = json!({"session_id": "s1", "transcript_path": "/dev/null", "cwd": l.wt, "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}});
+        let mut cmd = l.sb.hall_command(&l.wt);
+        cmd.args(["hook", "pre-tool-use"])
+            .env("HALL_ACTOR", actor)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("hook");
+        std::io::Write::write_all(
+            &mut child.stdin.take().unwrap(),
+            hook.to_string().as_bytes(),
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.contains("\"deny\""),
+            denied,
+            "{actor}: {command}: {text}"
+        );
+        assert_eq!(out.status.code(), Some(0), "hooks always exit 0");
+    }
+}
+
+#[test]
+fn start_at_login_installs_a_user_service() {
+    let l = Loop::new(CONFIG, json!({}));
+    let run = l.hall(&l.sb.repo, &["daemon", "start", "--at-login"]);
+    let v = run.ok();
+    assert_eq!(v["service"], "dev.hallmark.daemon");
+    let _guard = v["state"]["pid"].as_u64().map(KillPid);
+    let unit = std::fs::read_to_string(
+        l.sb.home
+            .join(".config/systemd/user/dev.hallmark.daemon.service"),
+    )
+    .or_else(|_| {
+        std::fs::read_to_string(
+            l.sb.home
+                .join(".config/systemd/user/hallmark-daemon.service"),
+        )
+    })
+    .expect("a systemd user unit");
+    assert!(
+        unit.contains(&format!("ExecStart={} daemon run", hall_bin().display())),
+        "{unit}"
+    );
+    assert!(
+        unit.contains("HALL_DATA_DIR="),
+        "the service sees the same data dir: {unit}"
+    );
+    // Here there is no user session bus, so the service can't start now: the daemon runs
+    // in the background instead, and the reply says so.
+    if !run.stderr.is_empty() {
+        assert!(
+            run.stderr
+                .contains("started the daemon in the background instead"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert_eq!(v["running"], true, "{v}");
+    l.sb.hall(&l.sb.repo, &["daemon", "stop"]).ok();
 }
 
 /// Kills a background daemon when the test ends, however it ends.
@@ -942,6 +1016,38 @@ fn budget_set_edits_the_config_and_a_spent_room_closes_for_the_day() {
         .cloned()
         .unwrap();
     assert_eq!(review["closed"], true, "{budget}");
+    // Waiting past `stuck_after` (30m) with nobody on it: one `stuck` notice, however many
+    // passes see it.
+    let script_s = l.script.display().to_string();
+    let log_s = l.sb.root.join("claude").display().to_string();
+    let later = [
+        ("FAKE_CLAUDE_SCRIPT", script_s.as_str()),
+        ("FAKE_CLAUDE_LOG", log_s.as_str()),
+        ("HALL_NOW", "2026-11-02T11:00:00Z"),
+    ];
+    for _ in 0..2 {
+        l.sb.hall_env(
+            &l.sb.repo,
+            &["daemon", "run", "--until-idle", "--tick", "0.05"],
+            &later,
+        )
+        .ok();
+    }
+    let notices = l.sb.hall(&l.sb.repo, &["inbox", "--notices"]).ok();
+    let stuck: Vec<&Value> = notices["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["kind"] == "stuck")
+        .collect();
+    assert_eq!(stuck.len(), 1, "{notices}");
+    assert!(
+        stuck[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has been in review since"),
+        "{notices}"
+    );
     // The next day it opens again.
     let script = l.script.display().to_string();
     let log = l.sb.root.join("claude").display().to_string();
@@ -1206,4 +1312,48 @@ fn an_overloaded_model_falls_back_in_a_run_of_its_own() {
         })
         .count();
     assert_eq!(streams, 2, "the fallback is a run of its own");
+}
+
+#[test]
+fn a_rebase_that_changes_the_patch_returns_the_item_for_another_review() {
+    // The item changes line 2 of a file; main then changes line 4, which merges cleanly
+    // but is in the change's context, so the rebased patch is not the approved one.
+    let cfg = format!(
+        "{CONFIG}ship = \"test -f ship-ok.flag && git push -u origin {{branch}} && gh pr create --base {{base}} --head {{branch}} --title {{title}} --body-file {{body_file}}\"\n"
+    );
+    let l = Loop::new(&cfg, json!({"review": [approve()]}));
+    l.sb.commit(&l.sb.repo, "limits.txt", "a\nb\nc\nd\ne\n", "Limits");
+    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
+    l.sb.git(&l.wt, &["rebase", "-q", "main"]);
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.commit(&l.wt, "limits.txt", "a\nB\nc\nd\ne\n", "Raise b");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    assert_eq!(l.status()["item"]["hold"]["kind"], "ship_failed");
+    l.sb.commit(&l.sb.repo, "limits.txt", "a\nb\nc\nD\ne\n", "Raise d");
+    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
+    std::fs::write(l.wt.join("ship-ok.flag"), "").unwrap();
+    l.sb.hall(&l.sb.repo, &["retry", &l.id, "--reason", "ship again"])
+        .ok();
+    l.daemon();
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "development", "{status}");
+    let back: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "pulled_back")
+        .collect();
+    assert!(
+        back[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("changed the patch"),
+        "{back:?}"
+    );
+    assert!(
+        !l.sb
+            .git(&l.sb.origin, &["branch", "--list"])
+            .contains("hm/"),
+        "nothing shipped"
+    );
 }

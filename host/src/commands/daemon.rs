@@ -129,9 +129,22 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
                 let t = format!("Already running.\n{}", text(&r));
                 return Ok(Reply::new(&r, t));
             }
-            let service = if *at_login {
-                Some(daemon::install_at_login()?)
+            let mut warnings = Vec::new();
+            let (service, background) = if *at_login {
+                let (label, not_started) = daemon::install_at_login()?;
+                match not_started {
+                    None => (Some(label), false),
+                    Some(why) => {
+                        warnings.push(format!(
+                            "the login service {label} is installed but could not start now ({why}); started the daemon in the background instead"
+                        ));
+                        (Some(label), true)
+                    }
+                }
             } else {
+                (None, true)
+            };
+            if background {
                 let pid = daemon::spawn_background()?;
                 // The child writes its own state; give it a moment so status is true.
                 for _ in 0..50 {
@@ -140,11 +153,10 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
                     }
                     std::thread::sleep(Duration::from_millis(100));
                 }
-                None
-            };
+            }
             let r = status_reply(ctx, service);
             let t = text(&r);
-            Ok(Reply::new(&r, t))
+            Ok(Reply::new(&r, t).warn(warnings))
         }
         DaemonCmd::Run {
             until_idle,
