@@ -86,6 +86,19 @@ pub fn process_gone(pid: u32) -> bool {
     }
 }
 
+/// The most bytes one command-line argument may safely carry: Linux refuses a single
+/// argument over 128 KiB, and Windows a whole command line over 32,767 characters.
+pub fn max_arg_bytes() -> usize {
+    #[cfg(windows)]
+    {
+        24 * 1024
+    }
+    #[cfg(not(windows))]
+    {
+        100 * 1024
+    }
+}
+
 /// Starts `cmd` detached from this process's session and terminal, so it outlives the
 /// shell that ran `hall daemon start`.
 pub fn detach(cmd: &mut Command) {

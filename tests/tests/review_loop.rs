@@ -1357,3 +1357,34 @@ fn a_rebase_that_changes_the_patch_returns_the_item_for_another_review() {
         "nothing shipped"
     );
 }
+
+#[test]
+fn a_huge_diff_is_cut_to_fit_one_argument_and_says_where_the_rest_is() {
+    let l = Loop::new(CONFIG, json!({"review": [approve()]}));
+    let big: String = (0..20_000)
+        .map(|i| format!("line {i} of generated data\n"))
+        .collect();
+    assert!(big.len() > 300_000);
+    l.sb.commit(&l.wt, "data.txt", &big, "Add generated data");
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    assert_eq!(l.status()["item"]["state"], "closed");
+    let call = l
+        .claude_calls()
+        .into_iter()
+        .find(|c| c["env"]["HALL_ACTOR"] == "assayer")
+        .unwrap();
+    let prompt = call["args"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(prompt.len() <= 100 * 1024, "{} bytes", prompt.len());
+    assert!(
+        prompt.contains("diff truncated at") && prompt.contains("read the files in the checkout")
+    );
+}

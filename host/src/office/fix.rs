@@ -97,7 +97,10 @@ pub fn prompt(id: ItemId, item: &Item, events: &[crate::item::Event]) -> String 
                 "## `{}` exited {}\n\n{}\n",
                 c.gate,
                 c.exit_code,
-                c.output.trim_end()
+                review::clip(
+                    c.output.trim_end().to_string(),
+                    crate::platform::max_arg_bytes() / 4
+                )
             ));
             if let Some(log) = &c.log {
                 p.push_str(&format!(

@@ -19,9 +19,6 @@ use crate::git;
 use crate::item::event::Finding;
 use crate::item::{Action, Event, EventKind, Item, ItemId, decide};
 
-/// The most diff text pasted into a prompt; the reviewer reads files for the rest.
-const MAX_DIFF: usize = 200 * 1024;
-
 /// What the previous round left: the commit it reviewed and its findings, with the
 /// fixer's answers since.
 pub struct Previous {
@@ -111,18 +108,19 @@ fn base_rules(hall: &Hall) -> (String, Vec<(String, String)>) {
     (rev, files)
 }
 
-fn clip(text: String) -> String {
-    if text.len() <= MAX_DIFF {
+/// Cuts `text` to `max` bytes (on a character boundary), saying where the rest is.
+pub fn clip(text: String, max: usize) -> String {
+    if text.len() <= max {
         return text;
     }
-    let mut end = MAX_DIFF;
+    let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     format!(
         "{}\n… (diff truncated at {} KB; read the files in the checkout for the rest)\n",
         &text[..end],
-        MAX_DIFF / 1024
+        max / 1024
     )
 }
 
@@ -160,7 +158,11 @@ pub fn prompt(
             short(&git::run(&hall.repo.main_root, &["rev-parse", &rev]).unwrap_or_default())
         ));
         for (path, text) in rules {
-            p.push_str(&format!("\n## {path}\n\n{}\n", text.trim_end()));
+            let text = clip(
+                text.trim_end().to_string(),
+                crate::platform::max_arg_bytes() / 8,
+            );
+            p.push_str(&format!("\n## {path}\n\n{text}\n"));
         }
     }
     let previous = previous(events);
@@ -205,8 +207,10 @@ pub fn prompt(
             git::run(dir, &["diff", &format!("{mb}..{sha}")])?
         }
     };
+    // The prompt is one argument: the diff gets what the platform's limit leaves.
+    let room = crate::platform::max_arg_bytes().saturating_sub(p.len() + 256);
     p.push_str("\n```diff\n");
-    p.push_str(&clip(diff));
+    p.push_str(&clip(diff, room));
     p.push_str("\n```\n");
     Ok(p)
 }
