@@ -1388,3 +1388,39 @@ fn a_huge_diff_is_cut_to_fit_one_argument_and_says_where_the_rest_is() {
         prompt.contains("diff truncated at") && prompt.contains("read the files in the checkout")
     );
 }
+
+#[test]
+fn a_rate_limit_pauses_the_model_workers_until_it_resets() {
+    let limited =
+        json!({"error": "API Error: 429 {\"type\":\"rate_limit_error\"}", "api_error_status": 429});
+    let l = Loop::new(CONFIG, json!({"review": [limited, approve()]}));
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    l.daemon();
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "review");
+    assert!(status["item"]["hold"].is_null(), "nobody failed: {status}");
+    assert!(l.events().iter().all(|e| e["event"] != "run_failed"));
+    assert_eq!(l.claude_calls().len(), 1, "no second try while paused");
+    let repo_log = std::fs::read_to_string(l.sb.repo.join(".git/hallmark/events.jsonl")).unwrap();
+    assert!(
+        repo_log.contains("the plan's rate limit")
+            && repo_log.contains("\"until\":\"2026-11-02T10:00:00Z\""),
+        "{repo_log}"
+    );
+    // After the reset the review runs again.
+    let script = l.script.display().to_string();
+    let log = l.sb.root.join("claude").display().to_string();
+    l.sb.hall_env(
+        &l.sb.repo,
+        &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        &[
+            ("FAKE_CLAUDE_SCRIPT", &script),
+            ("FAKE_CLAUDE_LOG", &log),
+            ("HALL_NOW", "2026-11-02T10:00:01Z"),
+        ],
+    )
+    .ok();
+    assert_eq!(l.status()["item"]["state"], "closed");
+}

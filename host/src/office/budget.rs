@@ -151,8 +151,53 @@ pub fn next_day(day: &str) -> String {
         .unwrap_or_else(|| day.to_string())
 }
 
-/// Whether the daily cap pauses model runs; records the pause the first time.
+/// What starts a rate-limit pause's reason, to tell it from a budget pause (which a
+/// grant lifts).
+pub const RATE_LIMITED: &str = "the plan's rate limit";
+
+/// How long the loop waits out a rate limit before trying again.
+pub fn rate_limit_wait() -> std::time::Duration {
+    std::env::var("HALL_RATE_LIMIT_WAIT")
+        .ok()
+        .and_then(|v| crate::clock::parse_duration(&v).ok())
+        .unwrap_or(std::time::Duration::from_secs(3600))
+}
+
+/// Records that the plan's rate limit stopped a run: model workers wait until `until`.
+pub fn pause_for_rate_limit(hall: &Hall, ctx: &Ctx, why: &str) -> Result<String> {
+    let until = crate::clock::stamp(ctx.now + rate_limit_wait());
+    let reason = format!("{RATE_LIMITED} ({why})");
+    hall.journal.append_repo(&[ctx.event(
+        None,
+        EventKind::Paused {
+            reason,
+            until: until.clone(),
+        },
+    )])?;
+    Ok(until)
+}
+
+/// A rate-limit pause still in force, from the repo journal.
+fn rate_limit_pause(hall: &Hall, ctx: &Ctx) -> Option<String> {
+    let events = crate::journal::file::read(&hall.journal.repo_file())
+        .ok()?
+        .events;
+    events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::Paused { reason, until }
+            if reason.starts_with(RATE_LIMITED) && until.as_str() > ctx.stamp.as_str() =>
+        {
+            Some(format!("{reason}, until {until}"))
+        }
+        _ => None,
+    })
+}
+
+/// Whether model runs wait: a rate limit in force, or the daily cap (whose pause is
+/// recorded the first time).
 pub fn paused(hall: &Hall, ctx: &Ctx) -> Result<Option<String>> {
+    if let Some(p) = rate_limit_pause(hall, ctx) {
+        return Ok(Some(p));
+    }
     let s = status(hall, ctx)?;
     if !s.paused {
         return Ok(None);

@@ -330,6 +330,15 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let Some(o) = all.last() else {
         return Err(HallError::internal("no run outcome"));
     };
+    if o.rate_limited {
+        // Nobody failed: the plan's limit stopped the run. The loop waits it out.
+        let until = budget::pause_for_rate_limit(hall, ctx, o.failure.as_deref().unwrap_or("429"))?;
+        hall.journal.append_item(id, &usage)?;
+        return Ok(Step {
+            did: format!("paused by the plan's rate limit until {until}"),
+            after: item.clone(),
+        });
+    }
     if let Some(why) = &o.failure {
         let after = failed(hall, ctx, id, ("review", why, &o.run), usage, &sha)?;
         return Ok(Step {

@@ -55,6 +55,8 @@ pub struct RunOutcome {
     pub num_turns: Option<u64>,
     /// The API said it is overloaded (status 529): a fallback model may get through.
     pub overloaded: bool,
+    /// The plan's rate limit stopped the run (status 429): the loop waits, nobody failed.
+    pub rate_limited: bool,
 }
 
 /// The directory an item's runs stream into.
@@ -225,6 +227,10 @@ pub fn read_result(outcome: &mut RunOutcome, result: Option<&Value>, structured:
     outcome.num_turns = r.get("num_turns").and_then(Value::as_u64);
     outcome.usage = model_usage(r);
     if r.get("is_error").and_then(Value::as_bool).unwrap_or(false) {
+        outcome.rate_limited = r.get("api_error_status").and_then(Value::as_u64) == Some(429)
+            || r.get("result")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.to_ascii_lowercase().contains("rate_limit"));
         outcome.overloaded = r.get("api_error_status").and_then(Value::as_u64) == Some(529)
             || r.get("result")
                 .and_then(Value::as_str)
