@@ -32,6 +32,9 @@ pub struct Note {
     /// `assayer`, or `you` for a person's verdict (absent on notes struck before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor: Option<String>,
+    /// For an approval carried across a rebase: the commit that was reviewed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_sha: Option<String>,
 }
 
 /// Why HEAD is not hallmarked.

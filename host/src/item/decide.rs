@@ -316,9 +316,22 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                 }
                 Ok(vec![
                     EventKind::Rebased {
-                        from,
+                        from: from.clone(),
                         sha: sha.clone(),
                         carried: true,
+                    },
+                    // The approval carries with no review run: a verdict by `carried`.
+                    EventKind::Verdict {
+                        sha: sha.clone(),
+                        round: item.round,
+                        approved: true,
+                        findings: Vec::new(),
+                        model: None,
+                        summary: Some(format!(
+                            "the rebase left the patch approved at {} unchanged",
+                            &from[..from.len().min(7)]
+                        )),
+                        by: Some("carried".into()),
                     },
                     EventKind::Hallmarked {
                         sha: sha.clone(),

@@ -183,16 +183,27 @@ pub fn ensure_note(hall: &Hall, id: ItemId, item: &crate::item::Item) -> Result<
         return Ok(false);
     }
     let events = hall.journal.read_item(id)?.events;
+    // A carried approval names the commit that was reviewed.
+    let approved_sha = events.iter().rev().find_map(|e| match &e.kind {
+        crate::item::EventKind::Rebased {
+            from,
+            sha: to,
+            carried: true,
+        } if *to == sha => Some(from.clone()),
+        _ => None,
+    });
     let (model, actor, open) = events
         .iter()
         .rev()
         .find_map(|e| match &e.kind {
+            // The approval itself, not its carrying across a rebase.
             crate::item::EventKind::Verdict {
                 approved: true,
                 model,
                 findings,
+                by,
                 ..
-            } => Some((
+            } if by.as_deref() != Some("carried") => Some((
                 model.clone(),
                 e.actor.clone(),
                 findings.iter().map(|f| f.id.clone()).collect::<Vec<_>>(),
@@ -210,6 +221,7 @@ pub fn ensure_note(hall: &Hall, id: ItemId, item: &crate::item::Item) -> Result<
             model,
             open_findings: open,
             actor: Some(actor),
+            approved_sha,
         },
     )?;
     Ok(true)

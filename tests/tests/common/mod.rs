@@ -1,0 +1,158 @@
+//! What the review-loop tests share: a repository with the loop configured, one item,
+//! the stand-in `claude` and `gh` on PATH, and the scripted model's answers.
+
+#![allow(dead_code)] // each test file uses its own part
+#![allow(clippy::unwrap_used)] // a panic is how a test fails
+
+use std::path::{Path, PathBuf};
+
+pub use hallmark_tests::sandbox::{Run, Sandbox, hall_bin};
+pub use serde_json::{Value, json};
+
+pub const LENSES: [&str; 7] = [
+    "first-principles",
+    "correctness",
+    "security",
+    "data",
+    "evidence",
+    "operability",
+    "repo-rules",
+];
+
+pub fn approve() -> Value {
+    json!({"verdict": {"verdict": "approve", "summary": "The change does what it says and is tested.", "lenses": LENSES, "findings": [
+        {"lens": "evidence", "severity": "nit", "file": "lib.txt", "line": 1, "scenario": "A second example would read better."}
+    ], "learnings_used": []}})
+}
+
+pub fn reject() -> Value {
+    json!({"verdict": {"verdict": "reject", "summary": "The limit is off by one.", "lenses": LENSES, "findings": [
+        {"lens": "correctness", "severity": "major", "file": "lib.txt", "line": 1, "scenario": "With 3 attempts allowed, the third is refused because the check uses < instead of <=."}
+    ], "learnings_used": []}})
+}
+
+/// A fixer step: writes `content` to lib.txt, commits and says what it fixed.
+pub fn fix(content: &str, ids: &str) -> Value {
+    json!({"sh": format!("printf '%s\\n' '{content}' > lib.txt && git commit -qam 'Fix the limit' && hall fixed {ids}")})
+}
+
+pub struct Loop {
+    pub sb: Sandbox,
+    pub script: PathBuf,
+    pub wt: PathBuf,
+    pub id: String,
+}
+
+impl Loop {
+    /// A repository whose config is `config` (on main), one item with a commit, ready.
+    pub fn new(config: &str, script: Value) -> Loop {
+        let sb = Sandbox::initialized();
+        sb.fake("gh", Path::new(env!("CARGO_BIN_EXE_fake-gh")));
+        sb.fake("claude", Path::new(env!("CARGO_BIN_EXE_fake-claude")));
+        std::os::unix::fs::symlink(hall_bin(), sb.bin.join("hall")).expect("link hall");
+        std::fs::write(sb.repo.join(".hallmark.toml"), config).expect("config");
+        std::fs::write(sb.repo.join("check.sh"), "grep -q '<=' lib.txt || { echo 'lib.txt:1: expected <= in the limit check'; echo 'error: 1 check failed'; exit 1; }\n").expect("gate");
+        sb.git(&sb.repo, &["add", "-A"]);
+        sb.git(&sb.repo, &["commit", "-q", "-m", "Configure the loop"]);
+        sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
+        let script_path = sb.root.join("script.json");
+        std::fs::write(&script_path, script.to_string()).expect("script");
+        let v = sb.hall(&sb.repo, &["new", "--title", "Cap retries"]).ok();
+        let id = v["item"].as_str().expect("id").to_string();
+        let wt = sb.worktree(&id);
+        sb.commit(&wt, "lib.txt", "attempts < 3\n", "Cap retries at 3");
+        Loop {
+            sb,
+            script: script_path,
+            wt,
+            id,
+        }
+    }
+
+    pub fn hall(&self, dir: &Path, args: &[&str]) -> Run {
+        let script = self.script.display().to_string();
+        let log = self.sb.root.join("claude").display().to_string();
+        self.sb.hall_env(
+            dir,
+            args,
+            &[("FAKE_CLAUDE_SCRIPT", &script), ("FAKE_CLAUDE_LOG", &log)],
+        )
+    }
+
+    pub fn daemon(&self) -> Value {
+        let run = self.hall(
+            &self.sb.repo,
+            &["daemon", "run", "--until-idle", "--tick", "0.05"],
+        );
+        eprintln!("{}", run.stderr);
+        run.ok()
+    }
+
+    pub fn events(&self) -> Vec<Value> {
+        let v = self
+            .sb
+            .hall(&self.sb.repo, &["log", &self.id, "--limit", "1000"])
+            .ok();
+        v["events"].as_array().cloned().unwrap_or_default()
+    }
+
+    pub fn kinds(&self) -> Vec<String> {
+        self.events()
+            .iter()
+            .map(|e| e["event"].as_str().unwrap_or("").to_string())
+            .filter(|k| {
+                !matches!(
+                    k.as_str(),
+                    "usage" | "room_used" | "check_run" | "commit" | "notification"
+                )
+            })
+            .collect()
+    }
+
+    pub fn status(&self) -> Value {
+        self.sb.hall(&self.sb.repo, &["status", &self.id]).ok()
+    }
+
+    pub fn claude_calls(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.sb.root.join("claude.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect()
+    }
+}
+
+pub const CONFIG: &str = "base = \"main\"\ngates = [\"sh check.sh\"]\n";
+
+/// Kills the child when the test ends, however it ends.
+pub struct Reaper(pub std::process::Child);
+
+/// Kills a background daemon when the test ends, however it ends.
+pub struct KillPid(pub u64);
+
+pub fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// A loop whose ship step fails until `ship-ok` exists, so the base can move between the
+/// hallmark and the ship.
+pub fn shippable_later(script: Value) -> Loop {
+    let cfg = format!(
+        "{CONFIG}ship = \"test -f ship-ok.flag && git push -u origin {{branch}} && gh pr create --base {{base}} --head {{branch}} --title {{title}} --body-file {{body_file}}\"\n"
+    );
+    let l = Loop::new(&cfg, script);
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "hallmarked");
+    assert_eq!(status["item"]["hold"]["kind"], "ship_failed", "{status}");
+    l
+}
