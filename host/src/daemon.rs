@@ -261,27 +261,30 @@ fn pass(
         );
     }
     let paused = office::budget::paused(&hall, &ctx)?;
-    if paused.is_none() {
-        let resume_ctx = Ctx {
-            actor: "daemon".into(),
-            ..office::worker_ctx(&hall, office::Role::Assayer)?
-        };
-        for did in office::resume::run(&hall, &resume_ctx)? {
-            emit(
-                log,
-                LogLine {
-                    t: ctx.stamp.clone(),
-                    repo: repo.display().to_string(),
-                    item: None,
-                    role: "resume".into(),
-                    did,
-                    state: None,
-                },
-            );
-        }
+    let mut started = 0;
+    // Resumes run models, so they run on the blocking pool like any step: one job per
+    // repository at a time (item number 0 stands for the repository).
+    let resume_key: Key = (repo.to_path_buf(), 0);
+    if paused.is_none() && !running.contains(&resume_key) && office::resume::pending(&hall)? {
+        running.insert(resume_key.clone());
+        let repo = repo.to_path_buf();
+        jobs.spawn_blocking(move || {
+            let result = open(&repo, "daemon").and_then(|hall| {
+                let ctx = Ctx {
+                    actor: "daemon".into(),
+                    ..office::worker_ctx(&hall, office::Role::Assayer)?
+                };
+                let did = office::resume::run(&hall, &ctx)?;
+                Ok((!did.is_empty()).then(|| office::Step {
+                    did: did.join("; "),
+                    after: crate::item::Item::default(),
+                }))
+            });
+            (resume_key, result, "resume".to_string())
+        });
+        started += 1;
     }
     let index = hall.index()?;
-    let mut started = 0;
     for row in index.items(false)? {
         let key: Key = (repo.to_path_buf(), row.id.0);
         if running.contains(&key) {

@@ -8,6 +8,39 @@ use crate::commands::{Ctx, Hall};
 use crate::error::Result;
 use crate::item::{EventKind, ItemId, QuestionId, fold};
 
+/// Whether a pass would do anything: a question whose wait ran out, or an answer whose
+/// session hasn't been resumed yet.
+pub fn pending(hall: &Hall) -> Result<bool> {
+    let now = crate::clock::stamp(crate::clock::now());
+    for q in hall.index()?.questions(false)? {
+        let Some(id) = q.item else { continue };
+        match (&q.answer, &q.session) {
+            (None, _) => {
+                if q.default.is_some() && q.wait_until.as_deref().is_some_and(|u| u <= now.as_str())
+                {
+                    return Ok(true);
+                }
+            }
+            (Some(_), Some(_)) => {
+                let qid = QuestionId(q.qid);
+                // An unreadable journal is reported by the pass over items; skip it here.
+                let Ok(contents) = hall.journal.read_item(id) else {
+                    continue;
+                };
+                let resumed = contents
+                    .events
+                    .iter()
+                    .any(|e| matches!(&e.kind, EventKind::Resumed { qid: r, .. } if *r == qid));
+                if !resumed {
+                    return Ok(true);
+                }
+            }
+            (Some(_), None) => {}
+        }
+    }
+    Ok(false)
+}
+
 /// One pass over the repository's questions; returns what it did.
 pub fn run(hall: &Hall, ctx: &Ctx) -> Result<Vec<String>> {
     let mut did = Vec::new();
