@@ -206,8 +206,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         "checks finished after the item moved; nothing recorded".to_string()
     } else if failed.is_empty() {
         format!(
-            "{} gates green at {}",
-            gates.len(),
+            "{} green at {}",
+            count(gates.len(), "gate", "gates"),
             crate::commands::short(&sha)
         )
     } else {
@@ -227,4 +227,9 @@ fn unique_log(dir: &Path, stem: &str) -> String {
         n += 1;
     }
     name
+}
+
+/// `1 gate`, `2 gates`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

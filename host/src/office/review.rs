@@ -388,9 +388,15 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let did = if tx.after.state == crate::item::State::Hallmarked {
         format!("approved; hallmark struck on {}", short(&sha))
     } else if tx.after.state == crate::item::State::Escalated {
-        format!("changes requested ({} findings); escalated", findings.len())
+        format!(
+            "changes requested ({}); escalated",
+            super::checks::count(findings.len(), "finding", "findings")
+        )
     } else {
-        format!("changes requested ({} findings)", findings.len())
+        format!(
+            "changes requested ({})",
+            super::checks::count(findings.len(), "finding", "findings")
+        )
     };
     Ok(Step {
         did,
