@@ -131,27 +131,13 @@ fn next_claims_with_a_lease_and_agents_may_not_give_verdicts() {
         ("agent", "hall verdict --file v.json", true),
         ("agent", "hall ready", false),
     ] {
-        let hook = json!({"session_id": "s1", "transcript_path": "/dev/null", "cwd": l.wt, "hook_event_name": "PreToolUse",
-            "tool_name": "Bash", "tool_input": {"command": command}});
-        let mut cmd = l.sb.hall_command(&l.wt);
-        cmd.args(["hook", "pre-tool-use"])
-            .env("HALL_ACTOR", actor)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped());
-        let mut child = cmd.spawn().expect("hook");
-        std::io::Write::write_all(
-            &mut child.stdin.take().unwrap(),
-            hook.to_string().as_bytes(),
-        )
-        .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let (text, code) = l.bash_hook(actor, command);
         assert_eq!(
             text.contains("\"deny\""),
             denied,
             "{actor}: {command}: {text}"
         );
-        assert_eq!(out.status.code(), Some(0), "hooks always exit 0");
+        assert_eq!(code, Some(0), "hooks always exit 0");
     }
 }
 

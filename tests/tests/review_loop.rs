@@ -61,24 +61,8 @@ fn reject_fix_approve_ship_close() {
     assert_eq!(note["round"], 3);
     assert_eq!(note["open_findings"], json!(["F2"]));
     // The push gate now lets that commit be pushed from the worktree.
-    let hook = json!({"session_id": "s1", "transcript_path": "/dev/null", "cwd": l.wt, "hook_event_name": "PreToolUse",
-        "tool_name": "Bash", "tool_input": {"command": "git push origin HEAD"}});
-    let mut cmd = l.sb.hall_command(&l.wt);
-    cmd.args(["hook", "pre-tool-use"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("hook");
-    std::io::Write::write_all(
-        &mut child.stdin.take().unwrap(),
-        hook.to_string().as_bytes(),
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        !String::from_utf8_lossy(&out.stdout).contains("\"deny\""),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let (out, _) = l.bash_hook("agent", "git push origin HEAD");
+    assert!(!out.contains("\"deny\""), "{out}");
     // Shipped: the branch is on origin, the PR exists with the review posted.
     let branch = status["item"]["branch"].as_str().unwrap();
     assert_eq!(l.sb.git(&l.sb.origin, &["rev-parse", branch]).trim(), sha);

@@ -19,7 +19,7 @@ use crate::commands::{Ctx, Hall};
 use crate::config::parse_tokens;
 use crate::error::Result;
 use crate::index::UsageRow;
-use crate::item::{Action, EventKind, HoldKind, Item, ItemId, decide};
+use crate::item::{EventKind, HoldKind, Item, ItemId};
 
 fn tokens(r: &UsageRow) -> u64 {
     r.input + r.output + r.cache_write
@@ -246,23 +246,10 @@ pub fn before_run(
             .sum();
         if spent >= cap {
             let reason = format!("{id} has spent {spent} of its {cap} tokens");
-            let tx = hall.journal.transact(id, |now, _| {
-                if now.hold.is_some() {
-                    return Ok(Vec::new());
-                }
-                let kinds = decide(
-                    now,
-                    &Action::Hold {
-                        kind: HoldKind::Budget,
-                        reason: reason.clone(),
-                    },
-                )
-                .map_err(|r| crate::commands::refused(id, r))?;
-                Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
-            })?;
+            let after = super::hold(hall, ctx, id, HoldKind::Budget, &reason)?;
             return Ok(Some(Step {
                 did: format!("held: {reason}"),
-                after: tx.after,
+                after,
             }));
         }
     }

@@ -206,12 +206,13 @@ pub fn command(
         "--settings".into(),
         settings.to_string(),
     ]);
-    if let Some(usd) = runner::max_usd(config.budget.fix.max_usd.as_ref(), 2.0) {
-        args.push("--max-budget-usd".into());
-        args.push(format!("{usd:.2}"));
-    }
-    args.extend(config.claude_args.iter().cloned());
-    args.push(prompt.to_string());
+    runner::finish_args(
+        &mut args,
+        config,
+        config.budget.fix.max_usd.as_ref(),
+        2.0,
+        prompt,
+    );
     RunSpec {
         role: "fix".into(),
         program,

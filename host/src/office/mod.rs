@@ -112,6 +112,29 @@ pub fn step(hall: &Hall, id: ItemId, role: Role) -> Result<Option<Step>> {
     Ok(Some(step))
 }
 
+/// Holds the item for a person (unless it already is), and returns it.
+pub fn hold(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    kind: crate::item::HoldKind,
+    reason: &str,
+) -> Result<Item> {
+    let tx = hall.journal.transact(id, |now, _| {
+        if now.hold.is_some() {
+            return Ok(Vec::new());
+        }
+        let action = crate::item::Action::Hold {
+            kind,
+            reason: reason.to_string(),
+        };
+        let kinds =
+            crate::item::decide(now, &action).map_err(|r| crate::commands::refused(id, r))?;
+        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+    })?;
+    Ok(tx.after)
+}
+
 /// Claims `id` for `holder`, does its step and gives the lease back.
 pub fn leased_step(hall: &Hall, id: ItemId, holder: &str) -> Result<Option<Step>> {
     let item = fold(&hall.journal.read_item(id)?.events);

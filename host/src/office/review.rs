@@ -238,12 +238,13 @@ pub fn command(hall: &Hall, id: ItemId, plugin: &Path, dir: &Path, prompt: &str)
         "--settings".into(),
         settings.to_string(),
     ];
-    if let Some(usd) = runner::max_usd(config.budget.review.max_usd.as_ref(), 6.0) {
-        args.push("--max-budget-usd".into());
-        args.push(format!("{usd:.2}"));
-    }
-    args.extend(config.claude_args.iter().cloned());
-    args.push(prompt.to_string());
+    runner::finish_args(
+        &mut args,
+        config,
+        config.budget.review.max_usd.as_ref(),
+        6.0,
+        prompt,
+    );
     RunSpec {
         role: "review".into(),
         program: "claude".into(),

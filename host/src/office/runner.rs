@@ -445,6 +445,23 @@ pub fn max_usd(money: Option<&crate::config::Money>, default: f64) -> Option<f64
     }
 }
 
+/// Ends a headless command line the same way for every role: the run's dollar cap,
+/// the repository's `claude_args`, then the prompt.
+pub fn finish_args(
+    args: &mut Vec<String>,
+    config: &Config,
+    max: Option<&crate::config::Money>,
+    default_usd: f64,
+    prompt: &str,
+) {
+    if let Some(usd) = max_usd(max, default_usd) {
+        args.push("--max-budget-usd".into());
+        args.push(format!("{usd:.2}"));
+    }
+    args.extend(config.claude_args.iter().cloned());
+    args.push(prompt.to_string());
+}
+
 /// Starting a run needs the program to exist; say how to get it when it doesn't.
 pub fn missing_program(program: &str) -> HallError {
     HallError::new(

@@ -69,24 +69,8 @@ fn pull_back(hall: &Hall, ctx: &Ctx, id: ItemId, reason: String) -> Result<Step>
 }
 
 fn hold(hall: &Hall, ctx: &Ctx, id: ItemId, reason: String) -> Result<Step> {
-    let tx = hall.journal.transact(id, |now, _| {
-        if now.hold.is_some() {
-            return Ok(Vec::new());
-        }
-        let kinds = decide(
-            now,
-            &Action::Hold {
-                kind: HoldKind::ShipFailed,
-                reason: reason.clone(),
-            },
-        )
-        .map_err(|r| crate::commands::refused(id, r))?;
-        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
-    })?;
-    Ok(Step {
-        did: reason,
-        after: tx.after,
-    })
+    let after = super::hold(hall, ctx, id, HoldKind::ShipFailed, &reason)?;
+    Ok(Step { did: reason, after })
 }
 
 /// The PR body and the review comment, from the journal.
