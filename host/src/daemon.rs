@@ -302,29 +302,9 @@ fn pass(
         if idle_at.get(&key) == Some(&item.events) {
             continue;
         }
-        if lease::current(&root, row.id).is_some_and(|l| l.holder != holder) {
-            continue;
-        }
-        let busy = lease::live(&root)
-            .iter()
-            .filter(|l| l.phase == phase)
-            .count() as u32;
-        if busy >= office::limit(&hall, phase).max(1) {
-            continue;
-        }
-        // Claim before spawning, so the next pass sees the lease.
-        match lease::claim(
-            &root,
-            row.id,
-            &lease::Want {
-                role: role.as_str(),
-                phase,
-                limit: office::limit(&hall, phase),
-            },
-            holder,
-            std::process::id(),
-            lease::ttl(),
-        )? {
+        // Claim before spawning, so the next pass sees the lease. The claim refuses an
+        // item someone else holds and a phase at its `[parallel]` limit.
+        match office::claim(&hall, row.id, (role, phase), holder, std::process::id())? {
             lease::Claim::Taken(_) => {}
             _ => continue,
         }

@@ -125,20 +125,9 @@ fn budget_set_edits_the_config_and_a_spent_room_closes_for_the_day() {
     assert_eq!(review["closed"], true, "{budget}");
     // Waiting past `stuck_after` (30m) with nobody on it: one `stuck` notice, however many
     // passes see it.
-    let script_s = l.script.display().to_string();
-    let log_s = l.sb.root.join("claude").display().to_string();
-    let later = [
-        ("FAKE_CLAUDE_SCRIPT", script_s.as_str()),
-        ("FAKE_CLAUDE_LOG", log_s.as_str()),
-        ("HALL_NOW", "2026-11-02T11:00:00Z"),
-    ];
+    let later = [("HALL_NOW", "2026-11-02T11:00:00Z")];
     for _ in 0..2 {
-        l.sb.hall_env(
-            &l.sb.repo,
-            &["daemon", "run", "--until-idle", "--tick", "0.05"],
-            &later,
-        )
-        .ok();
+        l.daemon_with(&later);
     }
     let notices = l.sb.hall(&l.sb.repo, &["inbox", "--notices"]).ok();
     let stuck: Vec<&Value> = notices["notices"]
@@ -156,19 +145,7 @@ fn budget_set_edits_the_config_and_a_spent_room_closes_for_the_day() {
         "{notices}"
     );
     // The next day it opens again.
-    let script = l.script.display().to_string();
-    let log = l.sb.root.join("claude").display().to_string();
-    let tomorrow = [
-        ("FAKE_CLAUDE_SCRIPT", script.as_str()),
-        ("FAKE_CLAUDE_LOG", log.as_str()),
-        ("HALL_NOW", "2026-11-03T09:00:00Z"),
-    ];
-    l.sb.hall_env(
-        &l.sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &tomorrow,
-    )
-    .ok();
+    l.daemon_with(&[("HALL_NOW", "2026-11-03T09:00:00Z")]);
     assert_eq!(l.status()["item"]["state"], "closed");
 }
 
@@ -193,17 +170,6 @@ fn a_rate_limit_pauses_the_model_workers_until_it_resets() {
         "{repo_log}"
     );
     // After the reset the review runs again.
-    let script = l.script.display().to_string();
-    let log = l.sb.root.join("claude").display().to_string();
-    l.sb.hall_env(
-        &l.sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &[
-            ("FAKE_CLAUDE_SCRIPT", &script),
-            ("FAKE_CLAUDE_LOG", &log),
-            ("HALL_NOW", "2026-11-02T10:00:01Z"),
-        ],
-    )
-    .ok();
+    l.daemon_with(&[("HALL_NOW", "2026-11-02T10:00:01Z")]);
     assert_eq!(l.status()["item"]["state"], "closed");
 }

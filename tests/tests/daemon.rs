@@ -297,19 +297,8 @@ fn questions_take_their_default_after_the_wait_and_answers_resume_the_session() 
     l.daemon();
     assert!(l.claude_calls().is_empty());
     // An hour later the default is taken, said so, and the session resumed with it.
-    let script = l.script.display().to_string();
-    let log = l.sb.root.join("claude").display().to_string();
-    let later = [
-        ("FAKE_CLAUDE_SCRIPT", script.as_str()),
-        ("FAKE_CLAUDE_LOG", log.as_str()),
-        ("HALL_NOW", "2026-11-02T10:00:00Z"),
-    ];
-    l.sb.hall_env(
-        &l.sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &later,
-    )
-    .ok();
+    let later = [("HALL_NOW", "2026-11-02T10:00:00Z")];
+    l.daemon_with(&later);
     let answered: Vec<Value> = l
         .events()
         .into_iter()
@@ -339,18 +328,8 @@ fn questions_take_their_default_after_the_wait_and_answers_resume_the_session() 
     assert_eq!(calls[0]["cwd"], l.wt.display().to_string());
     // A person's answer resumes the other session, once.
     l.sb.hall(&l.sb.repo, &["answer", &q2, "eu-west"]).ok();
-    l.sb.hall_env(
-        &l.sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &later,
-    )
-    .ok();
-    l.sb.hall_env(
-        &l.sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &later,
-    )
-    .ok();
+    l.daemon_with(&later);
+    l.daemon_with(&later);
     let calls = l.claude_calls();
     assert_eq!(calls.len(), 2, "each session resumed once");
     assert!(

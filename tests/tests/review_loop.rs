@@ -254,13 +254,7 @@ fn the_checks_cache_serves_a_pass_on_the_same_tree() {
     );
     l.sb.hall(&wt2, &["ready"]).ok();
     l.daemon();
-    let log = l.sb.hall(&l.sb.repo, &["log", &id2, "--limit", "100"]).ok();
-    let runs: Vec<&Value> = log["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["event"] == "check_run")
-        .collect();
+    let runs = l.events_of(&id2, "check_run");
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["cached"], true, "{:?}", runs[0]);
     // A gate listed in gates_no_cache always runs.
@@ -278,13 +272,7 @@ fn the_checks_cache_serves_a_pass_on_the_same_tree() {
     );
     l.sb.hall(&wt3, &["ready"]).ok();
     l.daemon();
-    let log = l.sb.hall(&l.sb.repo, &["log", &id3, "--limit", "100"]).ok();
-    let runs: Vec<&Value> = log["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["event"] == "check_run")
-        .collect();
+    let runs = l.events_of(&id3, "check_run");
     assert_eq!(runs[0]["cached"], false, "{:?}", runs[0]);
 }
 
@@ -490,19 +478,8 @@ fn a_run_past_its_timeout_is_stopped_and_counts_as_failed() {
     );
     l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
     l.sb.hall(&l.wt, &["ready"]).ok();
-    let script = l.script.display().to_string();
-    let log = l.sb.root.join("claude").display().to_string();
     let started = std::time::Instant::now();
-    l.sb.hall_env(
-        &l.sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &[
-            ("FAKE_CLAUDE_SCRIPT", &script),
-            ("FAKE_CLAUDE_LOG", &log),
-            ("HALL_RUN_TIMEOUT", "1s"),
-        ],
-    )
-    .ok();
+    l.daemon_with(&[("HALL_RUN_TIMEOUT", "1s")]);
     assert!(
         started.elapsed() < std::time::Duration::from_secs(15),
         "the runs were stopped, not waited out"

@@ -34,7 +34,6 @@ pub fn run(ctx: &Ctx, args: &NextArgs) -> Result<Reply> {
         .or_else(|| std::env::var("HALL_HOLDER").ok())
         .unwrap_or_else(|| format!("{}:{}", ctx.actor, std::process::id()));
     let index = hall.index()?;
-    let root = hall.journal.root().to_path_buf();
     let mut taken_by: Vec<(ItemId, String)> = Vec::new();
     // Oldest first: the item that entered its state earliest.
     let mut rows = index.items(false)?;
@@ -49,18 +48,7 @@ pub fn run(ctx: &Ctx, args: &NextArgs) -> Result<Reply> {
         if r != role {
             continue;
         }
-        match lease::claim(
-            &root,
-            row.id,
-            &lease::Want {
-                role: role.as_str(),
-                phase,
-                limit: office::limit(&hall, phase),
-            },
-            &holder,
-            0,
-            lease::ttl(),
-        )? {
+        match office::claim(&hall, row.id, (role, phase), &holder, 0)? {
             lease::Claim::Taken(l) => {
                 let id = row.id;
                 let reply = NextReply {

@@ -277,21 +277,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             after: now,
         });
     }
-    if o.rate_limited {
-        // Nobody failed: the plan's limit stopped the run. The loop waits it out.
-        let until = budget::pause_for_rate_limit(hall, ctx, o.failure.as_deref().unwrap_or("429"))?;
-        hall.journal.append_item(id, &usage)?;
-        return Ok(Step {
-            did: format!("paused by the plan's rate limit until {until}"),
-            after: item.clone(),
-        });
-    }
-    if let Some(why) = &o.failure {
-        let after = review::failed(hall, ctx, id, ("fix", why, &o.run), usage, &sha)?;
-        return Ok(Step {
-            did: format!("the fix run failed: {why}"),
-            after,
-        });
+    if let Some(step) = review::stopped(hall, ctx, id, item, ("fix", &sha), o, &usage)? {
+        return Ok(step);
     }
     let head = git::head(&wt).unwrap_or_default();
     let dirty = git::dirty_paths(&wt).unwrap_or_default();

@@ -135,29 +135,19 @@ pub fn hold(
     Ok(tx.after)
 }
 
-/// Claims `id` for `holder`, does its step and gives the lease back.
-pub fn leased_step(hall: &Hall, id: ItemId, holder: &str) -> Result<Option<Step>> {
-    let item = fold(&hall.journal.read_item(id)?.events);
-    let Some((role, phase)) = work_for(&item) else {
-        return Ok(None);
+/// Claims `id` for `role`'s `phase` with a lease, within the phase's `[parallel]`
+/// limit. `pid` is the holding process, or 0 for an agent's lease (`hall next`).
+pub fn claim(
+    hall: &Hall,
+    id: ItemId,
+    (role, phase): (Role, &str),
+    holder: &str,
+    pid: u32,
+) -> Result<lease::Claim> {
+    let want = lease::Want {
+        role: role.as_str(),
+        phase,
+        limit: limit(hall, phase),
     };
-    let root = hall.journal.root().to_path_buf();
-    match lease::claim(
-        &root,
-        id,
-        &lease::Want {
-            role: role.as_str(),
-            phase,
-            limit: limit(hall, phase),
-        },
-        holder,
-        std::process::id(),
-        lease::ttl(),
-    )? {
-        lease::Claim::Taken(_) => {}
-        _ => return Ok(None),
-    }
-    let result = step(hall, id, role);
-    lease::release(&root, id, holder)?;
-    result
+    lease::claim(hall.journal.root(), id, &want, holder, pid, lease::ttl())
 }

@@ -308,6 +308,37 @@ pub fn failed(
     Ok(tx.after)
 }
 
+/// What a run that stopped short records, for any role: the plan's rate limit pauses
+/// the model workers (nobody failed, the usage is kept); any other failure is a failed
+/// run. `None` when the run went through.
+pub fn stopped(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    item: &Item,
+    (role, sha): (&str, &str),
+    o: &runner::RunOutcome,
+    usage: &[Event],
+) -> Result<Option<Step>> {
+    if o.rate_limited {
+        let why = o.failure.as_deref().unwrap_or("429");
+        let until = budget::pause_for_rate_limit(hall, ctx, why)?;
+        hall.journal.append_item(id, usage)?;
+        return Ok(Some(Step {
+            did: format!("paused by the plan's rate limit until {until}"),
+            after: item.clone(),
+        }));
+    }
+    let Some(why) = &o.failure else {
+        return Ok(None);
+    };
+    let after = failed(hall, ctx, id, (role, why, &o.run), usage.to_vec(), sha)?;
+    Ok(Some(Step {
+        did: format!("the {role} run failed: {why}"),
+        after,
+    }))
+}
+
 /// One review of an item in `review`.
 pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let sha = item
@@ -331,21 +362,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let Some(o) = all.last() else {
         return Err(HallError::internal("no run outcome"));
     };
-    if o.rate_limited {
-        // Nobody failed: the plan's limit stopped the run. The loop waits it out.
-        let until = budget::pause_for_rate_limit(hall, ctx, o.failure.as_deref().unwrap_or("429"))?;
-        hall.journal.append_item(id, &usage)?;
-        return Ok(Step {
-            did: format!("paused by the plan's rate limit until {until}"),
-            after: item.clone(),
-        });
-    }
-    if let Some(why) = &o.failure {
-        let after = failed(hall, ctx, id, ("review", why, &o.run), usage, &sha)?;
-        return Ok(Step {
-            did: format!("the review run failed: {why}"),
-            after,
-        });
+    if let Some(step) = stopped(hall, ctx, id, item, ("review", &sha), o, &usage)? {
+        return Ok(step);
     }
     let text = serde_json::to_string(&o.structured).map_err(HallError::internal)?;
     let (checked, used) = verdict::validate(hall, ctx, id, &text)?;

@@ -69,23 +69,47 @@ impl Loop {
         }
     }
 
-    pub fn hall(&self, dir: &Path, args: &[&str]) -> Run {
+    /// `hall args…` in `dir` with the scripted model, plus `extra` variables.
+    pub fn hall_with(&self, dir: &Path, args: &[&str], extra: &[(&str, &str)]) -> Run {
         let script = self.script.display().to_string();
         let log = self.sb.root.join("claude").display().to_string();
-        self.sb.hall_env(
-            dir,
-            args,
-            &[("FAKE_CLAUDE_SCRIPT", &script), ("FAKE_CLAUDE_LOG", &log)],
-        )
+        let mut vars = vec![
+            ("FAKE_CLAUDE_SCRIPT", script.as_str()),
+            ("FAKE_CLAUDE_LOG", log.as_str()),
+        ];
+        vars.extend_from_slice(extra);
+        self.sb.hall_env(dir, args, &vars)
     }
 
-    pub fn daemon(&self) -> Value {
-        let run = self.hall(
+    pub fn hall(&self, dir: &Path, args: &[&str]) -> Run {
+        self.hall_with(dir, args, &[])
+    }
+
+    /// `hall daemon run --until-idle` with `extra` variables (a later `HALL_NOW`, …).
+    pub fn daemon_with(&self, extra: &[(&str, &str)]) -> Value {
+        let run = self.hall_with(
             &self.sb.repo,
             &["daemon", "run", "--until-idle", "--tick", "0.05"],
+            extra,
         );
         eprintln!("{}", run.stderr);
         run.ok()
+    }
+
+    pub fn daemon(&self) -> Value {
+        self.daemon_with(&[])
+    }
+
+    /// Item `id`'s journal lines of one kind.
+    pub fn events_of(&self, id: &str, kind: &str) -> Vec<Value> {
+        let v = self
+            .sb
+            .hall(
+                &self.sb.repo,
+                &["log", id, "--kind", kind, "--limit", "1000"],
+            )
+            .ok();
+        v["events"].as_array().cloned().unwrap_or_default()
     }
 
     pub fn events(&self) -> Vec<Value> {
