@@ -32,6 +32,7 @@ mod heredoc;
 mod scan;
 mod shell;
 mod words;
+mod wrappers;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,294 @@
+//! Folding journal lines into the tables: the per-file catch-up the index runs on read,
+//! and the side tables (questions, notices, usage) a few kinds of event feed.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use rusqlite::{Transaction, params};
+
+use super::*;
+
+/// A new prompt in a session answers its "session waiting" notice.
+fn clear_waiting(tx: &Transaction<'_>, session: &str) -> Result<()> {
+    tx.prepare_cached("UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting' AND cleared = 0")
+        .map_err(sql)?
+        .execute([session])
+        .map(|_| ())
+        .map_err(sql)
+}
+
+/// One line as the index reads it.
+enum Decoded {
+    Full(Event),
+    Light {
+        t: String,
+        actor: String,
+        event: String,
+        item: Option<ItemId>,
+        session: Option<String>,
+    },
+}
+
+/// Names of files appended to since `offset`, up to the last complete line.
+pub(super) fn read_names(path: &Path, offset: u64) -> Result<(BTreeSet<String>, u64)> {
+    let mut f = std::fs::File::open(path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut buf = String::new();
+    f.read_to_string(&mut buf)?;
+    let complete = buf.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let names = buf[..complete]
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect();
+    Ok((names, offset + complete as u64))
+}
+
+/// Folds what `name` gained since its stored offset into the tables.
+pub(super) fn apply_file(
+    tx: &Transaction<'_>,
+    journal: &Journal,
+    name: &str,
+) -> Result<RebuildStats> {
+    let Some(path) = journal.file_for(name) else {
+        return Ok(RebuildStats::default());
+    };
+    let (offset, lines): (u64, u64) = tx
+        .query_row(
+            "SELECT offset, lines FROM files WHERE name = ?1",
+            [name],
+            |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+        )
+        .optional()
+        .map_err(sql)?
+        .unwrap_or((0, 0));
+    let mut f = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RebuildStats::default()),
+        Err(e) => return Err(e.into()),
+    };
+    f.seek(SeekFrom::Start(offset))?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    // Decode every line's envelope; the payload only where it matters (most events are
+    // prompts, turns and commits, and skipping their payload is most of a reindex).
+    let parsed = journal::file::parse_with(&path, &bytes, lines + 1, |s| {
+        let head: Head<'_> = serde_json::from_str(s).map_err(|e| e.to_string())?;
+        if head.v != EVENT_VERSION || payload_matters(&head.event) {
+            let event = decode(s).map_err(|e| e.to_string())?;
+            return Ok((Decoded::Full(event), None));
+        }
+        let marker = if head.event == "torn_line" {
+            head.line
+        } else {
+            None
+        };
+        Ok((
+            Decoded::Light {
+                t: head.t.into_owned(),
+                actor: head.actor.into_owned(),
+                event: head.event.into_owned(),
+                item: head.item,
+                session: head.session.map(|s| s.into_owned()),
+            },
+            marker,
+        ))
+    })?;
+    if parsed.complete_len == 0 {
+        return Ok(RebuildStats::default());
+    }
+    let item_id = name.parse::<ItemId>().ok();
+    let mut item: Option<Item> = match item_id {
+        Some(id) => Some(
+            tx.query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()
+            .map_err(sql)?
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default(),
+        ),
+        None => None,
+    };
+    let item_num = item_id.map(|i| i.0);
+    let mut insert_event = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)",
+        )
+        .map_err(sql)?;
+    for (line, decoded) in &parsed.items {
+        match decoded {
+            Decoded::Full(e) => {
+                insert_event
+                    .execute(params![
+                        item_num.unwrap_or(0),
+                        line,
+                        e.t,
+                        e.kind.name(),
+                        e.actor
+                    ])
+                    .map_err(sql)?;
+                record_side_tables(tx, item_num.or(e.item.map(|i| i.0)), e)?;
+                if let Some(it) = item.as_mut() {
+                    it.apply(e);
+                }
+            }
+            Decoded::Light {
+                t,
+                actor,
+                event,
+                item: of,
+                session,
+            } => {
+                insert_event
+                    .execute(params![item_num.unwrap_or(0), line, t, event, actor])
+                    .map_err(sql)?;
+                if event == "prompt"
+                    && let Some(s) = session
+                {
+                    clear_waiting(tx, s)?;
+                }
+                if let Some(it) = item.as_mut() {
+                    it.note(t, *of);
+                }
+            }
+        }
+    }
+    let contents = parsed;
+    if let (Some(it), Some(num)) = (item, item_num) {
+        let json = serde_json::to_string(&it).map_err(HallError::internal)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO items(num,title,state,branch,base,worktree,hold,hold_since,round,sha,pr,created,updated,since,events)
+             VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
+            params![
+                num,
+                it.title,
+                it.state.as_str(),
+                it.branch,
+                it.base,
+                it.worktree,
+                it.hold.as_ref().map(|h| h.kind.as_str()),
+                it.hold.as_ref().map(|h| h.since.clone()),
+                it.round,
+                it.sha,
+                it.pr,
+                it.created,
+                it.updated,
+                it.since,
+                it.events as i64
+            ],
+        )
+        .map_err(sql)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO item_json(num, json) VALUES(?1, ?2)",
+            params![num, json],
+        )
+        .map_err(sql)?;
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO files(name, offset, lines) VALUES(?1,?2,?3)",
+        params![
+            name,
+            (offset + contents.complete_len) as i64,
+            contents.lines as i64
+        ],
+    )
+    .map_err(sql)?;
+    Ok(RebuildStats {
+        files: 1,
+        events: contents.items.len() as u64,
+        torn: contents.torn.len() as u64,
+    })
+}
+
+fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Result<()> {
+    match &e.kind {
+        EventKind::Usage(u) => {
+            tx.prepare_cached(
+                "INSERT INTO usage(item,t,model,role,input,output,cache_read,cache_write,cost,session,request_id)
+                 VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+            )
+            .map_err(sql)?
+            .execute(params![
+                item,
+                e.t,
+                u.model,
+                u.role,
+                u.input as i64,
+                u.output as i64,
+                u.cache_read as i64,
+                u.cache_write as i64,
+                u.cost_usd,
+                u.session,
+                u.request_id
+            ])
+            .map_err(sql)?;
+        }
+        EventKind::Asked {
+            qid,
+            question,
+            options,
+            default,
+            wait_until,
+            session,
+        } => {
+            tx.execute(
+                "INSERT OR REPLACE INTO questions(qid,item,question,options,dflt,asked,wait_until,session,answer,by_default)
+                 VALUES(?1,?2,?3,?4,?5,?6,?7,?8,NULL,0)",
+                params![
+                    qid.0,
+                    item,
+                    question,
+                    serde_json::to_string(options).unwrap_or_default(),
+                    default,
+                    e.t,
+                    wait_until,
+                    session
+                ],
+            )
+            .map_err(sql)?;
+        }
+        EventKind::Answered {
+            qid,
+            answer,
+            by_default,
+        } => {
+            tx.execute(
+                "UPDATE questions SET answer = ?2, by_default = ?3 WHERE qid = ?1",
+                params![qid.0, answer, *by_default as i64],
+            )
+            .map_err(sql)?;
+        }
+        EventKind::InboxDismissed { key, stamp } => {
+            tx.execute(
+                "INSERT OR REPLACE INTO dismissed(key, stamp) VALUES(?1, ?2)",
+                params![key, stamp],
+            )
+            .map_err(sql)?;
+        }
+        EventKind::Notification {
+            kind,
+            message,
+            session,
+        } => {
+            tx.execute(
+                "INSERT INTO notices(item,t,kind,message,session) VALUES(?1,?2,?3,?4,?5)",
+                params![item, e.t, kind, message, session],
+            )
+            .map_err(sql)?;
+        }
+        EventKind::Prompt {
+            session: Some(s), ..
+        } => {
+            // A new prompt in a session answers its "session waiting" notice.
+            tx.execute(
+                "UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting'",
+                [s],
+            )
+            .map_err(sql)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
