@@ -370,18 +370,7 @@ fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
     let l = shippable_later(json!({"review": [approve()]}));
     let old = l.status()["item"]["hallmark"].as_str().unwrap().to_string();
     // main moves on, on other files.
-    l.sb.commit(
-        &l.sb.repo,
-        "CHANGELOG.md",
-        "- unrelated\n",
-        "Unrelated change",
-    );
-    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
-    // The ship step may go ahead now (an untracked flag: the commit stays as approved).
-    std::fs::write(l.wt.join("ship-ok.flag"), "").unwrap();
-    l.sb.hall(&l.sb.repo, &["retry", &l.id, "--reason", "ship again"])
-        .ok();
-    l.daemon();
+    l.move_main_then_ship("CHANGELOG.md", "- unrelated\n", "Unrelated change");
     let status = l.status();
     assert_eq!(status["item"]["state"], "closed", "{status}");
     let new = status["item"]["hallmark"].as_str().unwrap().to_string();
@@ -437,17 +426,11 @@ fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
 #[test]
 fn a_rebase_that_conflicts_returns_the_item_to_development() {
     let l = shippable_later(json!({"review": [approve()]}));
-    l.sb.commit(
-        &l.sb.repo,
+    l.move_main_then_ship(
         "lib.txt",
         "attempts < 5\n",
         "Someone else changed the limit",
     );
-    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
-    std::fs::write(l.wt.join("ship-ok.flag"), "").unwrap();
-    l.sb.hall(&l.sb.repo, &["retry", &l.id, "--reason", "ship again"])
-        .ok();
-    l.daemon();
     let status = l.status();
     assert_eq!(status["item"]["state"], "development");
     assert!(status["item"]["hallmark"].is_null());
@@ -577,10 +560,7 @@ fn an_overloaded_model_falls_back_in_a_run_of_its_own() {
 fn a_rebase_that_changes_the_patch_returns_the_item_for_another_review() {
     // The item changes line 2 of a file; main then changes line 4, which merges cleanly
     // but is in the change's context, so the rebased patch is not the approved one.
-    let cfg = format!(
-        "{CONFIG}ship = \"test -f ship-ok.flag && git push -u origin {{branch}} && gh pr create --base {{base}} --head {{branch}} --title {{title}} --body-file {{body_file}}\"\n"
-    );
-    let l = Loop::new(&cfg, json!({"review": [approve()]}));
+    let l = Loop::new(&ship_later_config(), json!({"review": [approve()]}));
     l.sb.commit(&l.sb.repo, "limits.txt", "a\nb\nc\nd\ne\n", "Limits");
     l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
     l.sb.git(&l.wt, &["rebase", "-q", "main"]);
@@ -589,12 +569,7 @@ fn a_rebase_that_changes_the_patch_returns_the_item_for_another_review() {
     l.sb.hall(&l.wt, &["ready"]).ok();
     l.daemon();
     assert_eq!(l.status()["item"]["hold"]["kind"], "ship_failed");
-    l.sb.commit(&l.sb.repo, "limits.txt", "a\nb\nc\nD\ne\n", "Raise d");
-    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
-    std::fs::write(l.wt.join("ship-ok.flag"), "").unwrap();
-    l.sb.hall(&l.sb.repo, &["retry", &l.id, "--reason", "ship again"])
-        .ok();
-    l.daemon();
+    l.move_main_then_ship("limits.txt", "a\nb\nc\nD\ne\n", "Raise d");
     let status = l.status();
     assert_eq!(status["item"]["state"], "development", "{status}");
     let back: Vec<Value> = l

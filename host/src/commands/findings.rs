@@ -58,15 +58,7 @@ pub fn run(ctx: &Ctx, args: &FindingsArgs) -> Result<Reply> {
         ));
     }
     for f in &findings {
-        text.push_str(&format!(
-            "\n{} [{}, {}] {}{}: {}",
-            f.id,
-            f.severity,
-            f.lens,
-            f.file,
-            f.line.map(|l| format!(":{l}")).unwrap_or_default(),
-            f.scenario
-        ));
+        text.push_str(&format!("\n{f}"));
     }
     text.push_str(&format!("\n{}", next_text(&next)));
     Ok(Reply::new(

@@ -82,6 +82,31 @@ pub struct Finding {
     pub scenario: String,
 }
 
+impl Finding {
+    /// `file:line`, or the file alone when the finding has no line.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.file),
+            None => self.file.clone(),
+        }
+    }
+}
+
+/// One line for an agent or a person: `F1 [high, correctness] src/a.rs:3: scenario`.
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} [{}, {}] {}: {}",
+            self.id,
+            self.severity,
+            self.lens,
+            self.location(),
+            self.scenario
+        )
+    }
+}
+
 /// A fixer's dispute of a finding.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Dispute {

@@ -113,15 +113,7 @@ pub fn prompt(id: ItemId, item: &Item, events: &[crate::item::Event]) -> String 
     if !open.is_empty() {
         p.push_str("# Open findings\n\n");
         for f in &open {
-            p.push_str(&format!(
-                "- {} [{}, {}] {}{}: {}\n",
-                f.id,
-                f.severity,
-                f.lens,
-                f.file,
-                f.line.map(|l| format!(":{l}")).unwrap_or_default(),
-                f.scenario
-            ));
+            p.push_str(&format!("- {f}\n"));
         }
         p.push('\n');
     }

@@ -183,15 +183,7 @@ pub fn prompt(
                 } else {
                     String::new()
                 };
-                p.push_str(&format!(
-                    "- {} [{}, {}] {}{}: {}{claim}\n",
-                    f.id,
-                    f.severity,
-                    f.lens,
-                    f.file,
-                    f.line.map(|l| format!(":{l}")).unwrap_or_default(),
-                    f.scenario
-                ));
+                p.push_str(&format!("- {f}{claim}\n"));
             }
             git::run(dir, &["diff", &format!("{}..{sha}", prev.sha)])?
         }

@@ -113,12 +113,11 @@ fn review_text(id: ItemId, item: &Item, events: &[crate::item::Event]) -> (Strin
             }
             for f in findings {
                 review.push_str(&format!(
-                    "- {} {} ({}) `{}{}`: {}\n",
+                    "- {} {} ({}) `{}`: {}\n",
                     f.id,
                     f.severity,
                     f.lens,
-                    f.file,
-                    f.line.map(|l| format!(":{l}")).unwrap_or_default(),
+                    f.location(),
                     f.scenario
                 ));
             }

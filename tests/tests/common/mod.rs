@@ -44,6 +44,23 @@ pub struct Loop {
 }
 
 impl Loop {
+    /// Moves `main` on origin with one commit, lets the ship step go ahead, retries the
+    /// failed ship and runs the daemon until idle.
+    pub fn move_main_then_ship(&self, file: &str, content: &str, message: &str) {
+        self.sb.commit(&self.sb.repo, file, content, message);
+        self.sb
+            .git(&self.sb.repo, &["push", "-q", "origin", "main"]);
+        // An untracked flag: the commit stays as approved.
+        std::fs::write(self.wt.join("ship-ok.flag"), "").unwrap();
+        self.sb
+            .hall(
+                &self.sb.repo,
+                &["retry", &self.id, "--reason", "ship again"],
+            )
+            .ok();
+        self.daemon();
+    }
+
     /// A repository whose config is `config` (on main), one item with a commit, ready.
     pub fn new(config: &str, script: Value) -> Loop {
         let sb = Sandbox::initialized();
@@ -188,13 +205,17 @@ pub fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// A loop whose ship step fails until `ship-ok` exists, so the base can move between the
-/// hallmark and the ship.
-pub fn shippable_later(script: Value) -> Loop {
-    let cfg = format!(
+/// [`CONFIG`] with a ship step that fails until the worktree has `ship-ok.flag`, so the
+/// base can move between the hallmark and the ship.
+pub fn ship_later_config() -> String {
+    format!(
         "{CONFIG}ship = \"test -f ship-ok.flag && git push -u origin {{branch}} && gh pr create --base {{base}} --head {{branch}} --title {{title}} --body-file {{body_file}}\"\n"
-    );
-    let l = Loop::new(&cfg, script);
+    )
+}
+
+/// A hallmarked loop whose first ship failed (see [`ship_later_config`]).
+pub fn shippable_later(script: Value) -> Loop {
+    let l = Loop::new(&ship_later_config(), script);
     l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
     l.sb.hall(&l.wt, &["ready"]).ok();
     l.daemon();
