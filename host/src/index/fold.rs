@@ -260,6 +260,10 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
             )
             .map_err(sql)?;
         }
+        EventKind::Resumed { qid, .. } => {
+            tx.execute("UPDATE questions SET resumed = 1 WHERE qid = ?1", [qid.0])
+                .map_err(sql)?;
+        }
         EventKind::InboxDismissed { key, stamp } => {
             tx.execute(
                 "INSERT OR REPLACE INTO dismissed(key, stamp) VALUES(?1, ?2)",
@@ -291,4 +295,50 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
         _ => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::event::decode;
+
+    fn line(json: &str) -> Event {
+        decode(json).expect("a valid journal line")
+    }
+
+    /// The daemon asks the index whether a session still waits for its answer, so the
+    /// `resumed` column must follow the journal as it grows.
+    #[test]
+    fn a_resumed_question_is_marked_in_the_index() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let journal = Journal::new(dir.path().join("hallmark"));
+        journal.init().expect("init");
+        let (id, _) = journal
+            .create_item(|_| {
+                Ok(vec![line(
+                    r#"{"v":1,"t":"2026-11-30T10:00:00Z","actor":"you","event":"created","item":"H-0001","title":"T","branch":"hall/h-0001","base":"main","source":"new"}"#,
+                )])
+            })
+            .expect("item");
+        let resumed = || -> Vec<bool> {
+            let index = Index::open(&journal).expect("index");
+            let questions = index.questions(false).expect("questions");
+            questions.iter().map(|q| q.resumed).collect()
+        };
+        let add = |json: &str| journal.append_item(id, &[line(json)]).expect("append");
+        add(
+            r#"{"v":1,"t":"2026-11-30T10:01:00Z","actor":"agent","event":"asked","item":"H-0001","qid":"Q-1","question":"which?","session":"s-1"}"#,
+        );
+        add(
+            r#"{"v":1,"t":"2026-11-30T10:02:00Z","actor":"you","event":"answered","item":"H-0001","qid":"Q-1","answer":"this"}"#,
+        );
+        assert_eq!(resumed(), [false]);
+        add(
+            r#"{"v":1,"t":"2026-11-30T10:03:00Z","actor":"daemon","event":"resumed","item":"H-0001","qid":"Q-1","session":"s-1","ok":true}"#,
+        );
+        assert_eq!(resumed(), [true]);
+        // A rebuild from nothing agrees.
+        let (index, _) = Index::rebuild(&journal).expect("rebuild");
+        assert!(index.questions(false).expect("questions")[0].resumed);
+    }
 }

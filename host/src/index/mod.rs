@@ -19,7 +19,7 @@ use crate::journal::{self, Journal, REPO_FILE};
 mod fold;
 use fold::{apply_file, read_names};
 
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS usage(
   cache_write INTEGER NOT NULL, cost REAL NOT NULL, session TEXT, request_id TEXT);
 CREATE TABLE IF NOT EXISTS questions(
   qid INTEGER PRIMARY KEY, item INTEGER, question TEXT NOT NULL, options TEXT NOT NULL,
-  dflt TEXT, asked TEXT NOT NULL, wait_until TEXT, session TEXT, answer TEXT, by_default INTEGER NOT NULL DEFAULT 0);
+  dflt TEXT, asked TEXT NOT NULL, wait_until TEXT, session TEXT, answer TEXT, by_default INTEGER NOT NULL DEFAULT 0,
+  resumed INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS dismissed(key TEXT PRIMARY KEY, stamp TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notices(
   id INTEGER PRIMARY KEY, item INTEGER, t TEXT NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,
@@ -359,7 +360,7 @@ impl Index {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT qid,item,question,options,dflt,asked,wait_until,session,answer,by_default FROM questions
+                "SELECT qid,item,question,options,dflt,asked,wait_until,session,answer,by_default,resumed FROM questions
                  WHERE (?1 = 0 OR answer IS NULL) ORDER BY qid",
             )
             .map_err(sql)?;
@@ -377,6 +378,7 @@ impl Index {
                     session: r.get(7)?,
                     answer: r.get(8)?,
                     by_default: r.get::<_, i64>(9)? != 0,
+                    resumed: r.get::<_, i64>(10)? != 0,
                 })
             })
             .map_err(sql)?;
@@ -496,6 +498,10 @@ pub struct QuestionRow {
     pub session: Option<String>,
     pub answer: Option<String>,
     pub by_default: bool,
+    /// Whether the asking session was resumed with the answer (the daemon's business,
+    /// not part of the command replies).
+    #[serde(skip)]
+    pub resumed: bool,
 }
 
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]

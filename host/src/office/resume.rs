@@ -12,33 +12,18 @@ use crate::item::{EventKind, ItemId, QuestionId, fold};
 /// session hasn't been resumed yet.
 pub fn pending(hall: &Hall) -> Result<bool> {
     let now = crate::clock::stamp(crate::clock::now());
-    for q in hall.index()?.questions(false)? {
-        let Some(id) = q.item else { continue };
-        match (&q.answer, &q.session) {
-            (None, _) => {
-                if q.default.is_some() && q.wait_until.as_deref().is_some_and(|u| u <= now.as_str())
-                {
-                    return Ok(true);
-                }
+    let questions = hall.index()?.questions(false)?;
+    Ok(questions
+        .iter()
+        .filter(|q| q.item.is_some())
+        .any(|q| match &q.answer {
+            // A default is due.
+            None => {
+                q.default.is_some() && q.wait_until.as_deref().is_some_and(|u| u <= now.as_str())
             }
-            (Some(_), Some(_)) => {
-                let qid = QuestionId(q.qid);
-                // An unreadable journal is reported by the pass over items; skip it here.
-                let Ok(contents) = hall.journal.read_item(id) else {
-                    continue;
-                };
-                let resumed = contents
-                    .events
-                    .iter()
-                    .any(|e| matches!(&e.kind, EventKind::Resumed { qid: r, .. } if *r == qid));
-                if !resumed {
-                    return Ok(true);
-                }
-            }
-            (Some(_), None) => {}
-        }
-    }
-    Ok(false)
+            // An answer waits for its session.
+            Some(_) => q.session.is_some() && !q.resumed,
+        }))
 }
 
 /// One pass over the repository's questions; returns what it did.
@@ -84,6 +69,10 @@ pub fn run(hall: &Hall, ctx: &Ctx) -> Result<Vec<String>> {
         let (Some(id), Some(answer), Some(session)) = (q.item, &q.answer, &q.session) else {
             continue;
         };
+        if q.resumed {
+            continue;
+        }
+        // The index said not yet; the journal decides.
         let qid = QuestionId(q.qid);
         let events = hall.journal.read_item(id)?.events;
         if events
