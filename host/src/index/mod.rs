@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS item_json(num INTEGER PRIMARY KEY, json TEXT NOT NULL
 CREATE INDEX IF NOT EXISTS items_state ON items(state);
 CREATE INDEX IF NOT EXISTS items_hold ON items(hold) WHERE hold IS NOT NULL;
 CREATE INDEX IF NOT EXISTS items_branch ON items(branch);
+CREATE INDEX IF NOT EXISTS items_worktree ON items(worktree) WHERE worktree IS NOT NULL;
 CREATE TABLE IF NOT EXISTS events(
   item INTEGER NOT NULL, line INTEGER NOT NULL, t TEXT NOT NULL, event TEXT NOT NULL,
   actor TEXT NOT NULL, PRIMARY KEY(item, line)) WITHOUT ROWID;
@@ -80,6 +81,12 @@ pub struct ItemRow {
 }
 
 /// How SQLite words "another connection holds it".
+/// The item a worktree or branch belongs to, live items first. Both sides are indexed,
+/// since a hook asks this on every edit; `branch = NULL` matches nothing, so a detached
+/// HEAD looks up the worktree alone.
+const PLACE_QUERY: &str = "SELECT num FROM items WHERE worktree = ?1 OR branch = ?2
+     ORDER BY state IN ('closed','dropped'), num DESC LIMIT 1";
+
 const BUSY: [&str; 2] = ["database is locked", "database is busy"];
 
 fn sql(e: rusqlite::Error) -> HallError {
@@ -302,13 +309,7 @@ impl Index {
 
     /// The item whose worktree contains `dir`, or whose branch is `branch`, not terminal first.
     pub fn item_for_place(&self, toplevel: &str, branch: Option<&str>) -> Result<Option<ItemId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT num FROM items WHERE worktree = ?1 OR (?2 IS NOT NULL AND branch = ?2)
-                 ORDER BY state IN ('closed','dropped'), num DESC LIMIT 1",
-            )
-            .map_err(sql)?;
+        let mut stmt = self.conn.prepare_cached(PLACE_QUERY).map_err(sql)?;
         stmt.query_row(params![toplevel, branch], |r| r.get::<_, u32>(0))
             .optional()
             .map(|o| o.map(ItemId))
@@ -571,4 +572,37 @@ fn set_meta(tx: &Transaction<'_>, key: &str, value: i64) -> Result<()> {
     )
     .map(|_| ())
     .map_err(sql)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hook asks for the item of a worktree on every edit: the lookup must go through
+    /// the indexes, never read the whole items table.
+    #[test]
+    fn the_worktree_lookup_uses_indexes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let journal = Journal::new(dir.path().join("hallmark"));
+        journal.init().expect("init");
+        let index = Index::open(&journal).expect("index");
+        let mut stmt = index
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {PLACE_QUERY}"))
+            .expect("explain");
+        let plan: Vec<String> = stmt
+            .query_map(params!["/w", "b"], |r| r.get::<_, String>(3))
+            .expect("plan")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows");
+        assert!(
+            plan.iter().any(|p| p.contains("items_worktree")),
+            "{plan:?}"
+        );
+        assert!(plan.iter().any(|p| p.contains("items_branch")), "{plan:?}");
+        assert!(
+            !plan.iter().any(|p| p.starts_with("SCAN items")),
+            "{plan:?}"
+        );
+    }
 }
