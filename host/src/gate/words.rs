@@ -32,6 +32,18 @@ impl Arg {
             dynamic: true,
         }
     }
+
+    /// `NAME=VALUE` as a variable name and its value (as dynamic as the word).
+    pub(super) fn assignment(&self) -> Option<(String, Arg)> {
+        let (n, v) = self.text.split_once('=')?;
+        super::classify::is_name(n).then(|| {
+            let value = Arg {
+                text: v.to_owned(),
+                dynamic: self.dynamic,
+            };
+            (n.to_owned(), value)
+        })
+    }
 }
 
 /// Builds fields from pieces, splitting only where an unquoted expansion would.

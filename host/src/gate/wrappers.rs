@@ -3,7 +3,7 @@
 //! `watch`, `nix develop --command` and `nix-shell --run`. Each is peeled to the
 //! command it runs, which is classified in its turn.
 
-use super::classify::{is_name, split_words};
+use super::classify::split_words;
 use super::shell::{Stdin, Walker};
 use super::words::Arg;
 
@@ -292,20 +292,9 @@ impl Walker<'_> {
         }
         // sudo and doas accept NAME=VALUE before the command.
         if matches!(w.name, "sudo" | "doas") {
-            while let Some(a) = args.get(i) {
-                match a.text.split_once('=') {
-                    Some((n, v)) if is_name(n) => {
-                        env.push((
-                            n.to_owned(),
-                            Arg {
-                                text: v.to_owned(),
-                                dynamic: a.dynamic,
-                            },
-                        ));
-                        i += 1;
-                    }
-                    _ => break,
-                }
+            while let Some(kv) = args.get(i).and_then(Arg::assignment) {
+                env.push(kv);
+                i += 1;
             }
         }
         i += w.operands;
@@ -347,18 +336,12 @@ impl Walker<'_> {
                 i += if takes_value { 2 } else { 1 };
                 continue;
             }
-            match t.split_once('=') {
-                Some((n, v)) if is_name(n) => {
-                    env.push((
-                        n.to_owned(),
-                        Arg {
-                            text: v.to_owned(),
-                            dynamic: a.dynamic,
-                        },
-                    ));
+            match a.assignment() {
+                Some(kv) => {
+                    env.push(kv);
                     i += 1;
                 }
-                _ => break,
+                None => break,
             }
         }
         // After -S the split words may hold more assignments and the command, followed
@@ -368,20 +351,9 @@ impl Walker<'_> {
             return;
         }
         let mut j = 0;
-        while let Some(a) = rest.get(j) {
-            match a.text.split_once('=') {
-                Some((n, v)) if is_name(n) && !a.text.starts_with('-') => {
-                    env.push((
-                        n.to_owned(),
-                        Arg {
-                            text: v.to_owned(),
-                            dynamic: a.dynamic,
-                        },
-                    ));
-                    j += 1;
-                }
-                _ => break,
-            }
+        while let Some(kv) = rest.get(j).and_then(Arg::assignment) {
+            env.push(kv);
+            j += 1;
         }
         if j < rest.len() {
             self.classify(rest[j..].to_vec(), env, stdin);
