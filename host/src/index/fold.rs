@@ -284,14 +284,7 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
         }
         EventKind::Prompt {
             session: Some(s), ..
-        } => {
-            // A new prompt in a session answers its "session waiting" notice.
-            tx.execute(
-                "UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting'",
-                [s],
-            )
-            .map_err(sql)?;
-        }
+        } => clear_waiting(tx, s)?,
         _ => {}
     }
     Ok(())

@@ -64,7 +64,8 @@ pub fn run(hall: &Hall, ctx: &Ctx) -> Result<Vec<String>> {
             }
         }
     }
-    // Resume every answered question's session that hasn't been resumed yet.
+    // Resume every answered question's session that hasn't been resumed yet (the index
+    // has just caught up with the journal, `resumed` events included).
     for q in hall.index()?.questions(false)? {
         let (Some(id), Some(answer), Some(session)) = (q.item, &q.answer, &q.session) else {
             continue;
@@ -72,15 +73,7 @@ pub fn run(hall: &Hall, ctx: &Ctx) -> Result<Vec<String>> {
         if q.resumed {
             continue;
         }
-        // The index said not yet; the journal decides.
         let qid = QuestionId(q.qid);
-        let events = hall.journal.read_item(id)?.events;
-        if events
-            .iter()
-            .any(|e| matches!(&e.kind, EventKind::Resumed { qid: r, .. } if *r == qid))
-        {
-            continue;
-        }
         let ok = resume(hall, ctx, id, qid, session, answer, q.by_default)?;
         did.push(format!(
             "{qid}: resumed session {session}{}",
