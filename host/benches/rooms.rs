@@ -2,7 +2,9 @@
 //!
 //! 1. a cached room call as a whole process, against a do-nothing process
 //!    started the same way in the same run (goal: at most 4x);
-//! 2. compiling a room on a cache miss, against loading it from the cache;
+//! 2. compiling a room on a cache miss, against loading it from the cache, and
+//!    what `hall rooms check` adds: instantiating it and type-checking its
+//!    exports;
 //! 3. the merger judging 1,000 PRs of 20 files each through the wasm room,
 //!    against the same rules compiled natively (goal: at most 3x). The native
 //!    side includes the very file the room is built from,
@@ -54,6 +56,18 @@ fn main() {
     println!("  miss / hit = {:.1}x", ratio(miss, hit));
     summary.push(("compile_miss_ms", miss.as_secs_f64() * 1e3));
     summary.push(("load_hit_ms", hit.as_secs_f64() * 1e3));
+
+    let rooms = Rooms::new(cache.join("verify")).expect("engine");
+    let room = rooms.builtin(World::Merger).expect("merger room");
+    let mut verifies = Vec::new();
+    for _ in 0..50 {
+        let start = Instant::now();
+        room.verify().expect("the built-in merger room verifies");
+        verifies.push(start.elapsed());
+    }
+    let verify = median(&mut verifies);
+    println!("verify (instantiate + type-check exports): {}", ms(verify));
+    summary.push(("verify_ms", verify.as_secs_f64() * 1e3));
 
     // ---------------------------------------------------------------- 3. merger
     let input = big_queue(1000, 20);

@@ -133,7 +133,9 @@ fn a_branch_cannot_swap_its_own_room_only_the_base_branch_can() {
             .contains("rooms/kind.wasm"),
         "{e}"
     );
-    let doctor = sb.hall(&sb.repo, &["doctor"]).ok();
+    let doctor = sb.hall(&sb.repo, &["doctor"]);
+    assert_eq!(doctor.code, 1, "{doctor:?}");
+    let doctor = doctor.json();
     assert_eq!(doctor["ok"], false);
     let rooms = doctor["checks"]
         .as_array()
@@ -228,11 +230,10 @@ fn rooms_check_and_run_work_outside_a_repository_too() {
             .all(|i| i.as_str().expect("i").starts_with("wasi:"))
     );
     let wrong = built_wasm("hall_fixture_future_version.wasm");
-    let report = sb
+    let e = sb
         .hall(&sb.home, &["rooms", "check", wrong.to_str().expect("utf8")])
-        .ok();
-    assert_eq!(report["runnable"], json!([]));
-    assert!(report["problems"].to_string().contains("0.3.0"), "{report}");
+        .err("ROOM_INCOMPATIBLE", 2);
+    assert!(e["error"]["message"].to_string().contains("0.3.0"), "{e}");
     let verdict = json!({
         "summary": "Looks right.",
         "lenses": ["first_principles", "correctness", "security", "data", "evidence", "operability", "repo_rules"],
@@ -287,4 +288,71 @@ fn a_user_level_room_serves_repositories_that_configure_none() {
     );
     let v = sb.hall(&sb.repo, &["rooms", "list"]).ok();
     assert_eq!(serving(&v, "gates")["room"]["source"]["kind"], "repo");
+}
+
+#[test]
+fn rooms_check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
+    // The component exports hall:rooms/gates@0.1.0 with a `detect` that takes and
+    // returns strings: every name matches, so only a typed lookup can tell.
+    let sb = Sandbox::new();
+    let wrong = built_wasm("hall_fixture_wrong_signature.wasm");
+    let e = sb
+        .hall(&sb.home, &["rooms", "check", wrong.to_str().expect("utf8")])
+        .err("ROOM_INCOMPATIBLE", 2);
+    let message = e["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("its `detect` does not have the type hall's gates world gives it"),
+        "{message}"
+    );
+    // Run anyway, it is refused the same way before any of it runs.
+    let e = sb
+        .hall(
+            &sb.home,
+            &[
+                "rooms",
+                "run",
+                wrong.to_str().expect("utf8"),
+                "--input",
+                "{}",
+            ],
+        )
+        .err("ROOM_INCOMPATIBLE", 2);
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("`detect`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_room_that_sleeps_forever_is_stopped_at_its_deadline() {
+    let sb = Sandbox::new();
+    let sleepy = built_wasm("hall_fixture_sleepy.wasm");
+    let started = std::time::Instant::now();
+    let e = sb
+        .hall(
+            &sb.home,
+            &[
+                "rooms",
+                "run",
+                sleepy.to_str().expect("utf8"),
+                "--input",
+                r#"{"files": ["forever"]}"#,
+            ],
+        )
+        .err("ROOM_FAILED", 1);
+    let elapsed = started.elapsed();
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("ran past its 1000 ms deadline"),
+        "{e}"
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(5),
+        "a 1 s deadline took {elapsed:?}"
+    );
 }

@@ -3,7 +3,10 @@
 //! A room's world and version come from its export names
 //! (`hall:rooms/merger@0.1.0`), so the check needs no custom section and no
 //! agreement beyond the WIT package itself. A version outside
-//! `SUPPORTED_VERSIONS` is refused with both sides named.
+//! `SUPPORTED_VERSIONS` is refused with both sides named. A name is not a
+//! signature, so `hall rooms check` also instantiates the component in the
+//! sandbox and looks up every export with the Rust type hall calls it with;
+//! none of the room's functions is called.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -85,6 +88,7 @@ pub(crate) fn check(rooms: &Rooms, bytes: &[u8]) -> CheckReport {
         if !report.implements.iter().any(|i| i.world == Some(world)) {
             continue;
         }
+        // Loading instantiates the component and type-checks its exports.
         match rooms.load(world, bytes, RoomSource::Builtin) {
             Ok(_) => report.runnable.push(world),
             Err(e) => report.problems.push(e.to_string().replace("builtin:", "")),

@@ -14,10 +14,19 @@ pub enum FailureKind {
     Memory,
     /// It panicked; the message is in `stderr`.
     Panic,
-    /// It trapped for another reason (a bug in the room).
+    /// It reached an `unreachable` instruction with no panic message: an
+    /// explicit abort.
+    Abort,
+    /// It ran out of call stack.
+    StackOverflow,
+    /// It called `wasi:cli/exit` instead of returning.
+    Exit,
+    /// It trapped for another reason (a bug in the room); the detail names it.
     Trap,
     /// It wrote more to stdout or stderr than hall keeps.
     Output,
+    /// Its answer was larger than hall accepts.
+    Answer,
     /// It could not be instantiated.
     Instantiate,
 }
@@ -28,8 +37,12 @@ impl fmt::Display for FailureKind {
             Self::Timeout => "timeout",
             Self::Memory => "memory",
             Self::Panic => "panic",
+            Self::Abort => "abort",
+            Self::StackOverflow => "stack_overflow",
+            Self::Exit => "exit",
             Self::Trap => "trap",
             Self::Output => "output",
+            Self::Answer => "answer",
             Self::Instantiate => "instantiate",
         })
     }
@@ -46,7 +59,8 @@ pub enum RoomError {
         room: String,
         /// What went wrong.
         kind: FailureKind,
-        /// wasmtime's description, first line.
+        /// The cause in a few words, such as `integer divide by zero` or
+        /// `exited with status 1`.
         detail: String,
         /// What the room wrote to stderr (bounded), where a panic message lands.
         stderr: String,
@@ -127,22 +141,40 @@ fn failed_message(
         },
         FailureKind::Memory => format!("room {room} hit its memory cap: {detail}"),
         FailureKind::Panic => format!("room {room} panicked"),
+        FailureKind::Abort => format!(
+            "room {room} aborted: it executed a WebAssembly `unreachable` instruction, \
+             which is what `std::process::abort` does"
+        ),
+        FailureKind::StackOverflow => format!(
+            "room {room} overflowed its stack ({detail}); look for recursion without an end"
+        ),
+        FailureKind::Exit => format!("room {room} {detail} instead of returning an answer"),
         FailureKind::Trap => format!("room {room} trapped: {detail}"),
-        FailureKind::Output => format!("room {room} wrote more output than hall keeps: {detail}"),
+        FailureKind::Output => format!("room {room} wrote {detail}, more than hall keeps"),
+        FailureKind::Answer => format!("room {room} returned {detail}"),
         FailureKind::Instantiate => format!("room {room} could not start: {detail}"),
     };
+    // A flood of output is the failure itself, not an explanation of it.
     let stderr = stderr.trim();
-    if !stderr.is_empty() {
+    if kind != FailureKind::Output && !stderr.is_empty() {
         text.push_str(": ");
-        text.push_str(&first_lines(stderr, 6));
+        text.push_str(&first_lines(stderr, 6, 400));
     }
     text
 }
 
-/// The first `n` lines of `text`, with a marker when more were cut.
-fn first_lines(text: &str, n: usize) -> String {
+/// The first `n` lines of `text`, each cut to `width` characters, with a
+/// marker where anything was cut.
+fn first_lines(text: &str, n: usize, width: usize) -> String {
     let mut lines = text.lines();
-    let kept: Vec<&str> = lines.by_ref().take(n).collect();
+    let kept: Vec<String> = lines
+        .by_ref()
+        .take(n)
+        .map(|line| match line.char_indices().nth(width) {
+            Some((cut, _)) => format!("{}…", &line[..cut]),
+            None => line.to_string(),
+        })
+        .collect();
     let mut out = kept.join("\n");
     if lines.next().is_some() {
         out.push_str("\n…");

@@ -8,12 +8,14 @@
 //! - [`Rooms`] owns the wasmtime engine (with its epoch ticker) and hall's cache
 //!   of compiled components;
 //! - [`Rooms::load`] checks that a component implements the world, at a version
-//!   this hall supports, before anything runs; [`Rooms::builtin`] loads the rooms
-//!   embedded in the binary;
+//!   this hall supports and with the right types, before any of it runs;
+//!   [`Rooms::builtin`] loads the rooms embedded in the binary;
 //! - [`Room`]'s typed calls ([`Room::detect_gates`], [`Room::validate_verdict`],
 //!   [`Room::judge_merges`], [`Room::condense`]) and [`Room::run_json`] run each
-//!   call in a fresh sandbox bounded in time and memory;
-//! - [`Rooms::check`] reports what a `.wasm` file implements and whether it runs.
+//!   call in a fresh sandbox bounded in time, memory, output and answer size,
+//!   where time and randomness are constants (see `sandbox`);
+//! - [`Rooms::check`] reports what a `.wasm` file implements and whether it
+//!   runs.
 //!
 //! The rest of `hall` sees only the plain types in [`types`] and [`RoomError`];
 //! the generated bindings stay in `bindings.rs`. A room's own refusal (a
@@ -38,12 +40,12 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use wasmtime::Engine;
-use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::component::{Component, Instance, InstancePre, Linker};
+use wasmtime::{Engine, Store};
 
 pub use check::{CheckReport, Implemented};
 pub use error::{FailureKind, RoomError};
-pub use sandbox::Limits;
+pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
 use bindings::{condense, gates, merger, verdict};
@@ -101,6 +103,16 @@ impl World {
     /// The WIT world's name (`merger-room`).
     pub fn wit_world(self) -> String {
         format!("{}-room", self.name())
+    }
+
+    /// The one function a room of this world exports (`judge`).
+    pub fn function(self) -> &'static str {
+        match self {
+            Self::Gates => "detect",
+            Self::Verdict => "validate",
+            Self::Merger => "judge",
+            Self::Condense => "condense",
+        }
     }
 }
 
@@ -213,11 +225,9 @@ impl Rooms {
 
     fn build(cache_dir: Option<PathBuf>) -> Result<Self, RoomError> {
         let engine = sandbox::engine()?;
-        let mut linker = Linker::new(&engine);
-        // Rust rooms import stdio, exit and environment from WASI; every WASI
-        // interface is linked, and the per-call context grants none of them
-        // anything (see `sandbox`).
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        // Only the WASI interfaces a Rust room imports, and the per-call
+        // context grants none of them anything (see `sandbox`).
+        let linker = sandbox::linker(&engine)
             .map_err(|e| RoomError::Runtime(format!("cannot link WASI: {e}")))?;
         let cache = cache::Cache::new(cache_dir, &engine);
         Ok(Self {
@@ -277,9 +287,10 @@ impl Rooms {
     }
 
     /// Loads a component as a room for `world`, after checking that it
-    /// implements that world at a supported version and imports nothing hall
-    /// does not provide. `bytes` must be a `.wasm` component: precompiled
-    /// artifacts from outside are refused.
+    /// implements that world at a supported version, imports nothing hall
+    /// does not provide, and exports the world's function with the type hall
+    /// calls it with ([`Room::verify`]). `bytes` must be a `.wasm` component:
+    /// precompiled artifacts from outside are refused.
     pub fn load(&self, world: World, bytes: &[u8], source: RoomSource) -> Result<Room, RoomError> {
         self.load_hashed(world, bytes, source, sha256_hex(bytes))
     }
@@ -313,7 +324,7 @@ impl Rooms {
                 first_line(&e)
             ),
         })?;
-        Ok(Room {
+        let room = Room {
             info: RoomInfo {
                 name,
                 world,
@@ -325,7 +336,12 @@ impl Rooms {
             limits: self.limits,
             pre: typed,
             compiled: component.1,
-        })
+        };
+        // Names match; now the types. Instantiating costs microseconds, so
+        // every load pays it and a mistyped room is refused wherever it is
+        // loaded (`hall rooms list`, `hall doctor`), not at its first call.
+        room.verify()?;
+        Ok(room)
     }
 
     /// Loads a component as the one room world it implements, for
@@ -407,22 +423,49 @@ impl Rooms {
     }
 }
 
-/// The typed entry points of a loaded room, one variant per world.
-enum TypedPre {
-    Gates(gates::GatesRoomPre<Ctx>),
-    Verdict(verdict::VerdictRoomPre<Ctx>),
-    Merger(merger::MergerRoomPre<Ctx>),
-    Condense(condense::CondenseRoomPre<Ctx>),
+/// A loaded room ready to instantiate, with the indices of its world's
+/// exports.
+///
+/// Instantiating and type-checking the exports are two steps, so that a trap
+/// while starting is a room failure and an export of the wrong type is an
+/// incompatible room.
+struct TypedPre {
+    pre: InstancePre<Ctx>,
+    exports: Exports,
+}
+
+/// The export indices of a room, one variant per world.
+enum Exports {
+    Gates(gates::GatesRoomIndices),
+    Verdict(verdict::VerdictRoomIndices),
+    Merger(merger::MergerRoomIndices),
+    Condense(condense::CondenseRoomIndices),
 }
 
 impl TypedPre {
+    /// Finds the world's exports by name; their types are checked on
+    /// instantiation.
     fn new(world: World, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
-        Ok(match world {
-            World::Gates => Self::Gates(gates::GatesRoomPre::new(pre)?),
-            World::Verdict => Self::Verdict(verdict::VerdictRoomPre::new(pre)?),
-            World::Merger => Self::Merger(merger::MergerRoomPre::new(pre)?),
-            World::Condense => Self::Condense(condense::CondenseRoomPre::new(pre)?),
-        })
+        let exports = match world {
+            World::Gates => Exports::Gates(gates::GatesRoomIndices::new(&pre)?),
+            World::Verdict => Exports::Verdict(verdict::VerdictRoomIndices::new(&pre)?),
+            World::Merger => Exports::Merger(merger::MergerRoomIndices::new(&pre)?),
+            World::Condense => Exports::Condense(condense::CondenseRoomIndices::new(&pre)?),
+        };
+        Ok(Self { pre, exports })
+    }
+}
+
+impl Exports {
+    /// Looks up every export of the world in `instance` with its Rust type:
+    /// the check that a function of the right name has the right signature.
+    fn type_check(&self, store: &mut Store<Ctx>, instance: &Instance) -> wasmtime::Result<()> {
+        match self {
+            Self::Gates(e) => e.load(store, instance).map(drop),
+            Self::Verdict(e) => e.load(store, instance).map(drop),
+            Self::Merger(e) => e.load(store, instance).map(drop),
+            Self::Condense(e) => e.load(store, instance).map(drop),
+        }
     }
 }
 
@@ -467,15 +510,15 @@ impl Room {
         &self,
         input: &types::GatesInput,
     ) -> Result<Outcome<types::GateReport>, RoomError> {
-        let TypedPre::Gates(pre) = &self.pre else {
+        let Exports::Gates(exports) = &self.pre.exports else {
             return Err(self.wrong_world(World::Gates));
         };
         let input = gates::api::GatesInput::from(input);
         self.call(
-            |store| pre.instantiate(store),
+            |store, instance| exports.load(store, instance),
             |store, room| room.hall_rooms_gates().call_detect(store, &input),
+            |r| r.map(Into::into).map_err(Into::into),
         )
-        .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
     /// Validates the JSON text of a reviewer's verdict and decides approval.
@@ -483,14 +526,14 @@ impl Room {
         &self,
         verdict_json: &str,
     ) -> Result<Outcome<types::CheckedVerdict>, RoomError> {
-        let TypedPre::Verdict(pre) = &self.pre else {
+        let Exports::Verdict(exports) = &self.pre.exports else {
             return Err(self.wrong_world(World::Verdict));
         };
         self.call(
-            |store| pre.instantiate(store),
+            |store, instance| exports.load(store, instance),
             |store, room| room.hall_rooms_verdict().call_validate(store, verdict_json),
+            |r| r.map(Into::into).map_err(Into::into),
         )
-        .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
     /// Judges every merge queue.
@@ -498,15 +541,15 @@ impl Room {
         &self,
         input: &types::MergerInput,
     ) -> Result<Outcome<types::MergerPlan>, RoomError> {
-        let TypedPre::Merger(pre) = &self.pre else {
+        let Exports::Merger(exports) = &self.pre.exports else {
             return Err(self.wrong_world(World::Merger));
         };
         let input = merger::api::MergerInput::from(input);
         self.call(
-            |store| pre.instantiate(store),
+            |store, instance| exports.load(store, instance),
             |store, room| room.hall_rooms_merger().call_judge(store, &input),
+            |r| r.map(Into::into).map_err(Into::into),
         )
-        .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
     /// Condenses one command's output.
@@ -514,15 +557,15 @@ impl Room {
         &self,
         input: &types::CondenseInput,
     ) -> Result<Outcome<types::Condensed>, RoomError> {
-        let TypedPre::Condense(pre) = &self.pre else {
+        let Exports::Condense(exports) = &self.pre.exports else {
             return Err(self.wrong_world(World::Condense));
         };
         let input = condense::api::CondenseInput::from(input);
         self.call(
-            |store| pre.instantiate(store),
+            |store, instance| exports.load(store, instance),
             |store, room| room.hall_rooms_condense().call_condense(store, &input),
+            |r| r.map(Into::into).map_err(Into::into),
         )
-        .map(|r| r.map(Into::into).map_err(Into::into))
     }
 
     /// Evaluates the room on JSON input and returns JSON output: the author's
@@ -563,15 +606,64 @@ impl Room {
         }
     }
 
-    /// Runs one call in a fresh sandbox and names any failure.
-    fn call<I, R>(
-        &self,
-        instantiate: impl FnOnce(&mut wasmtime::Store<Ctx>) -> wasmtime::Result<I>,
-        run: impl FnOnce(&mut wasmtime::Store<Ctx>, I) -> wasmtime::Result<R>,
-    ) -> Result<R, RoomError> {
+    /// Instantiates the room in a fresh sandbox and type-checks every export
+    /// of its world with wasmtime's typed lookup, running none of them.
+    /// [`Rooms::load`] does this for every room; calls check again, since the
+    /// lookup is how they find the function.
+    pub fn verify(&self) -> Result<(), RoomError> {
         let mut call = Call::new(&self.engine, self.limits, &self.info.name);
-        let instance = instantiate(&mut call.store).map_err(|e| call.failure(&e, true))?;
-        run(&mut call.store, instance).map_err(|e| call.failure(&e, false))
+        let instance = self
+            .pre
+            .pre
+            .instantiate(&mut call.store)
+            .map_err(|e| call.failure(&e, true))?;
+        self.pre
+            .exports
+            .type_check(&mut call.store, &instance)
+            .map_err(|e| self.mismatch(&e))
+    }
+
+    /// Runs one call in a fresh sandbox, converts its answer, and names any
+    /// failure: a trap, output past its cap, or an answer past its cap.
+    fn call<I, R, T: Serialize>(
+        &self,
+        load: impl FnOnce(&mut Store<Ctx>, &Instance) -> wasmtime::Result<I>,
+        run: impl FnOnce(&mut Store<Ctx>, I) -> wasmtime::Result<R>,
+        convert: impl FnOnce(R) -> T,
+    ) -> Result<T, RoomError> {
+        let mut call = Call::new(&self.engine, self.limits, &self.info.name);
+        let instance = self
+            .pre
+            .pre
+            .instantiate(&mut call.store)
+            .map_err(|e| call.failure(&e, true))?;
+        let room = load(&mut call.store, &instance).map_err(|e| self.mismatch(&e))?;
+        let raw = run(&mut call.store, room).map_err(|e| call.failure(&e, false))?;
+        if let Some(overflow) = call.overflow() {
+            return Err(overflow);
+        }
+        let answer = convert(raw);
+        let bytes = json_size(&answer);
+        if bytes > self.limits.answer_bytes {
+            return Err(call.oversized(bytes));
+        }
+        Ok(answer)
+    }
+
+    /// An export whose type differs from the world's.
+    fn mismatch(&self, error: &wasmtime::Error) -> RoomError {
+        let name = &self.info.name;
+        let world = self.info.world;
+        RoomError::Incompatible {
+            room: name.clone(),
+            message: format!(
+                "room {name} exports {}@{}, but its `{}` does not have the type hall's {world} world gives it: {}",
+                world.interface(),
+                self.info.version,
+                world.function(),
+                error_chain(error)
+            ),
+        }
     }
 
     fn wrong_world(&self, wanted: World) -> RoomError {
@@ -609,6 +701,35 @@ fn read_wasm(path: &Path) -> Result<Vec<u8>, RoomError> {
         room: path.display().to_string(),
         message: format!("cannot read room component {}: {e}", path.display()),
     })
+}
+
+/// The length of `value` as compact JSON, without building the text.
+fn json_size(value: &impl Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serialising the plain answer types cannot fail: they are strings,
+    // numbers, lists and records with no maps keyed by anything but strings.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// An error and its causes on one line, such as "failed to convert function
+/// to given type: type mismatch with parameters: expected `record` found
+/// `string`".
+fn error_chain(e: &wasmtime::Error) -> String {
+    e.chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 fn first_line(e: &impl fmt::Display) -> String {

@@ -27,6 +27,11 @@
 //!
 //! Panics are fine to leave in: the default panic hook writes the message to
 //! stderr, which `hall` captures and shows when the room fails.
+//!
+//! A room is a function of its input: `hall` gives it a wall clock that never
+//! moves, a monotonic clock that moves only when it sleeps (and every sleep is
+//! over at once), randomness from a fixed pattern, and no files, sockets or
+//! environment. `docs/rooms.md` lists every limit.
 
 pub mod condense;
 pub mod gates;

@@ -19,6 +19,11 @@ const PANICKY: &[u8] = include_bytes!(env!("HALL_FIXTURE_PANICKY_WASM"));
 const SNOOPY: &[u8] = include_bytes!(env!("HALL_FIXTURE_SNOOPY_WASM"));
 const WRONG_WORLD: &[u8] = include_bytes!(env!("HALL_FIXTURE_WRONG_WORLD_WASM"));
 const FUTURE_VERSION: &[u8] = include_bytes!(env!("HALL_FIXTURE_FUTURE_VERSION_WASM"));
+const SLEEPY: &[u8] = include_bytes!(env!("HALL_FIXTURE_SLEEPY_WASM"));
+const SENSES: &[u8] = include_bytes!(env!("HALL_FIXTURE_SENSES_WASM"));
+const WRONG_SIGNATURE: &[u8] = include_bytes!(env!("HALL_FIXTURE_WRONG_SIGNATURE_WASM"));
+const TRAPPING: &[u8] = include_bytes!(env!("HALL_FIXTURE_TRAPPING_WASM"));
+const NOISY: &[u8] = include_bytes!(env!("HALL_FIXTURE_NOISY_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -43,6 +48,34 @@ fn some_input() -> GatesInput {
         files: vec!["a".into(), "b".into(), "c".into()],
         manifests: Vec::new(),
     }
+}
+
+/// The input that tells a fixture which way to misbehave.
+fn asking(mode: &str) -> GatesInput {
+    GatesInput {
+        files: vec![mode.into()],
+        manifests: Vec::new(),
+    }
+}
+
+/// Runs `call` on its own thread and fails the test if it takes longer than
+/// `limit`, so a room that blocks the host fails instead of hanging the suite.
+fn within<R: Send + 'static>(limit: Duration, call: impl FnOnce() -> R + Send + 'static) -> R {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(call());
+    });
+    receive
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("the call did not return within {limit:?}"))
+}
+
+/// The notes of a gates answer, which is where the fixtures report.
+fn notes(room: &Room, mode: &str) -> Vec<String> {
+    room.detect_gates(&asking(mode))
+        .unwrap_or_else(|e| panic!("{mode}: {e}"))
+        .unwrap_or_else(|f| panic!("{mode}: refused: {}", f.message))
+        .notes
 }
 
 /// The host still works after a room misbehaved.
@@ -117,16 +150,201 @@ fn a_panic_message_reaches_the_user() {
 }
 
 #[test]
-fn a_room_cannot_open_files_or_read_the_environment() {
-    let room = fixture(SNOOPY, "snoopy.wasm");
-    let err = room
-        .detect_gates(&some_input())
-        .expect_err("the open is refused");
+fn a_room_that_imports_the_filesystem_is_refused_when_loaded() {
+    let err = rooms()
+        .load(
+            World::Gates,
+            SNOOPY,
+            RoomSource::File {
+                path: "snoopy.wasm".into(),
+            },
+        )
+        .expect_err("hall links no filesystem");
+    assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
+    let message = err.message();
+    assert!(
+        message.contains("imports something hall does not provide"),
+        "{message}"
+    );
+    assert!(message.contains("wasi:filesystem/"), "{message}");
+}
+
+// ---------------------------------------------------------------- time, chance, blocking
+
+#[test]
+fn a_room_sleeping_forever_is_stopped_at_its_deadline() {
+    // Each sleep is for u64::MAX nanoseconds. Were any of them real, the call
+    // would never return: the deadline cannot interrupt a host call.
+    let room = fixture(SLEEPY, "sleepy.wasm");
+    let start = Instant::now();
+    let err = within(Duration::from_secs(3), move || {
+        room.detect_gates(&asking("forever"))
+    })
+    .expect_err("it never returns");
+    let took = start.elapsed();
     let (kind, message) = failed(&err);
-    assert_eq!(kind, FailureKind::Panic);
-    assert!(message.contains("could not open /etc/passwd"), "{message}");
-    assert!(message.contains("HOME=<unset>"), "{message}");
+    assert_eq!(kind, FailureKind::Timeout, "{message}");
+    assert!(
+        message.contains("ran past its 1000 ms deadline"),
+        "{message}"
+    );
+    assert!(took >= Duration::from_secs(1), "stopped early: {took:?}");
+    assert!(took < Duration::from_secs(3), "stopped late: {took:?}");
     assert_host_unharmed();
+}
+
+#[test]
+fn a_sleep_is_over_at_once_and_moves_only_the_rooms_clock() {
+    let room = fixture(SLEEPY, "sleepy.wasm");
+    let start = Instant::now();
+    let (once, poll) = within(Duration::from_secs(3), move || {
+        // Ten seconds of the room's time in 10,000 naps, none of them real.
+        (notes(&room, "once"), notes(&room, "poll"))
+    });
+    let took = start.elapsed();
+    assert_eq!(once, vec![format!("slept {} ns", u64::MAX)]);
+    assert_eq!(poll, vec!["waited 10 s in 10000 naps"]);
+    assert!(took < Duration::from_millis(900), "sleeps took {took:?}");
+}
+
+#[test]
+fn clocks_randomness_environment_and_stdin_are_the_same_on_every_call() {
+    let room = fixture(SENSES, "senses.wasm");
+    let first = notes(&room, "look");
+    // A second call a little later, and one in another runtime, as in the
+    // next `hall` process.
+    std::thread::sleep(Duration::from_millis(20));
+    let second = notes(&room, "look");
+    let elsewhere = Rooms::without_cache()
+        .expect("engine")
+        .load(World::Gates, SENSES, RoomSource::Builtin)
+        .expect("loads");
+    let third = notes(&elsewhere, "look");
+    assert_eq!(first, second);
+    assert_eq!(first, third);
+    assert_eq!(first[0], format!("wall {WALL_CLOCK_SECONDS}.000000000"));
+    assert_eq!(first[1], "monotonic Instant { tv_sec: 0, tv_nsec: 0 }");
+    assert!(first[2].starts_with("elapsed 0 ns"), "{}", first[2]);
+    // The hashes come from the fixed randomness: no host entropy reaches them.
+    let hashes = &first[3];
+    assert!(hashes.starts_with("hashes "), "{hashes}");
+    // wasi-libc's own default directory, not the host's.
+    assert_eq!(first[4], "env 0 vars, 0 args, cwd /", "{first:?}");
+    assert_eq!(first[5], "stdin 0 bytes (ok)");
+}
+
+// ---------------------------------------------------------------- traps name their cause
+
+#[test]
+fn each_way_a_room_dies_is_named() {
+    let room = fixture(TRAPPING, "trapping.wasm");
+    let cases = [
+        (
+            "stack-overflow",
+            FailureKind::StackOverflow,
+            "overflowed its stack (call stack exhausted)",
+        ),
+        (
+            "exit-3",
+            FailureKind::Exit,
+            "exited with status 1 instead of returning an answer",
+        ),
+        ("panic", FailureKind::Panic, "panicked: "),
+        ("abort", FailureKind::Abort, "aborted: it executed"),
+        (
+            "divide-by-zero",
+            FailureKind::Trap,
+            "trapped: integer divide by zero",
+        ),
+        (
+            "out-of-bounds",
+            FailureKind::Trap,
+            "trapped: out-of-bounds memory access",
+        ),
+    ];
+    for (mode, kind, words) in cases {
+        let err = room.detect_gates(&asking(mode)).expect_err("the room dies");
+        let (got, message) = failed(&err);
+        assert_eq!(got, kind, "{mode}: {message}");
+        assert!(
+            message.starts_with(&format!("room trapping.wasm {words}")),
+            "{mode}: {message}"
+        );
+    }
+    // The panic's own words, from stderr, are in the message.
+    let err = room.detect_gates(&asking("panic")).expect_err("panics");
+    assert!(
+        err.message().contains("fixture gave up on 1 files"),
+        "{}",
+        err.message()
+    );
+    assert_host_unharmed();
+}
+
+// ---------------------------------------------------------------- output and answer caps
+
+#[test]
+fn writing_past_the_output_cap_fails_the_call_and_names_the_stream() {
+    let room = fixture(NOISY, "noisy.wasm");
+    for stream in ["stdout", "stderr"] {
+        let start = Instant::now();
+        // The room ignores every failed write and answers anyway.
+        let err = room
+            .detect_gates(&asking(stream))
+            .expect_err("100 MB is past the cap");
+        let (kind, message) = failed(&err);
+        assert_eq!(kind, FailureKind::Output, "{message}");
+        assert_eq!(
+            message,
+            format!("room noisy.wasm wrote more than 64 KiB to {stream}, more than hall keeps")
+        );
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+    // A little output is fine.
+    assert_eq!(notes(&room, "some"), vec!["said a little"]);
+    assert_host_unharmed();
+}
+
+#[test]
+fn the_output_cap_is_exact() {
+    // "a line on stdout\n" is 17 bytes.
+    let limited = |output_bytes| {
+        Rooms::new(SHARED.1.path().join("cache"))
+            .expect("engine")
+            .with_limits(Limits {
+                output_bytes,
+                ..Limits::default()
+            })
+            .load(World::Gates, NOISY, RoomSource::Builtin)
+            .expect("loads")
+    };
+    assert_eq!(notes(&limited(17), "some"), vec!["said a little"]);
+    let err = limited(16)
+        .detect_gates(&asking("some"))
+        .expect_err("one byte past the cap");
+    let (kind, message) = failed(&err);
+    assert_eq!(kind, FailureKind::Output);
+    assert!(
+        message.contains("more than 16 bytes to stdout"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_answer_past_the_answer_cap_fails_the_call() {
+    let room = fixture(NOISY, "noisy.wasm");
+    let err = room
+        .detect_gates(&asking("answer"))
+        .expect_err("8 MiB is past the cap");
+    let (kind, message) = failed(&err);
+    assert_eq!(kind, FailureKind::Answer, "{message}");
+    assert_eq!(
+        message,
+        "room noisy.wasm returned an answer of 8.0 MiB as JSON; the most hall accepts is 4 MiB"
+    );
+    let under = notes(&room, "answer-under");
+    assert_eq!(under.len(), 3);
+    assert!(under.iter().all(|n| n.len() == 1 << 20));
 }
 
 #[test]
@@ -354,6 +572,52 @@ fn check_reports_worlds_imports_and_runnability() {
 
     let report = rooms().check(b"nope");
     assert!(!report.component);
+}
+
+#[test]
+fn check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
+    let report = rooms().check(WRONG_SIGNATURE);
+    assert!(report.component);
+    assert_eq!(report.implements.len(), 1);
+    assert_eq!(report.implements[0].export, "hall:rooms/gates@0.1.0");
+    assert!(report.implements[0].supported);
+    assert!(report.runnable.is_empty(), "{report:?}");
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    let problem = &report.problems[0];
+    assert!(
+        problem.contains(
+            "exports hall:rooms/gates@0.1.0, but its `detect` does not have the type hall's gates world gives it"
+        ),
+        "{problem}"
+    );
+    assert!(
+        problem.contains("expected `record` found `string`"),
+        "{problem}"
+    );
+
+    // Loading it for use is refused the same way, before any of it runs.
+    let err = rooms()
+        .load(
+            World::Gates,
+            WRONG_SIGNATURE,
+            RoomSource::File {
+                path: "wrong-signature.wasm".into(),
+            },
+        )
+        .expect_err("the types differ");
+    assert_eq!(err.code(), "ROOM_INCOMPATIBLE", "{err}");
+    assert!(
+        err.message().starts_with(
+            "room wrong-signature.wasm exports hall:rooms/gates@0.1.0, but its `detect`"
+        ),
+        "{err}"
+    );
+
+    // Every built-in room passes the same check.
+    for world in World::ALL {
+        let report = rooms().check(builtin::bytes(world).expect("built in"));
+        assert_eq!(report.runnable, vec![world], "{:?}", report.problems);
+    }
 }
 
 #[test]
