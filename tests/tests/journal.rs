@@ -194,8 +194,12 @@ fn a_garbage_line_in_the_middle_is_an_error_naming_file_and_line_and_nothing_is_
     );
     sb.hall(&sb.repo, &["status", "H-0001"])
         .err("JOURNAL_CORRUPT", 1);
-    let doctor = sb.hall(&sb.repo, &["doctor"]).ok();
-    assert_eq!(doctor["ok"], false);
+    let doctor = sb.hall(&sb.repo, &["doctor"]);
+    assert_eq!(
+        doctor.code, 1,
+        "a failed check fails the doctor: {doctor:?}"
+    );
+    assert_eq!(doctor.json()["ok"], false);
     // Removing the bad line by hand (the hint) restores everything.
     std::fs::write(&path, text).expect("write");
     assert_eq!(sb.hall(&wt, &["pull-back"]).ok()["state"], "development");
@@ -237,6 +241,9 @@ fn the_index_is_a_cache_deleting_it_loses_nothing() {
     let _ = std::fs::remove_file(hall.join("index.sqlite-wal"));
     let _ = std::fs::remove_file(hall.join("index.sqlite-shm"));
     assert_eq!(sb.hall(&sb.repo, &["status"]).ok(), before.0);
+    let log = std::fs::read_to_string(hall.join("index.log")).expect("the rebuild is logged");
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains("\"event\":\"rebuilt\""), "{log}");
     // Lost counters never reuse a number.
     std::fs::remove_file(hall.join("counters.json")).expect("counters");
     assert_eq!(

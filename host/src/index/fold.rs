@@ -9,13 +9,14 @@ use rusqlite::{Transaction, params};
 
 use super::*;
 
+/// Folding fails with a [`Fault`], so the caller can tell a damaged file from the rest.
+type Result<T, E = Fault> = std::result::Result<T, E>;
+
 /// A new prompt in a session answers its "session waiting" notice.
 fn clear_waiting(tx: &Transaction<'_>, session: &str) -> Result<()> {
-    tx.prepare_cached("UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting' AND cleared = 0")
-        .map_err(sql)?
-        .execute([session])
-        .map(|_| ())
-        .map_err(sql)
+    tx.prepare_cached("UPDATE notices SET cleared = 1 WHERE session = ?1 AND kind = 'session_waiting' AND cleared = 0")?
+        .execute([session])?;
+    Ok(())
 }
 
 /// One line as the index reads it.
@@ -32,10 +33,11 @@ enum Decoded {
 
 /// Names of files appended to since `offset`, up to the last complete line.
 pub(super) fn read_names(path: &Path, offset: u64) -> Result<(BTreeSet<String>, u64)> {
-    let mut f = std::fs::File::open(path)?;
-    f.seek(SeekFrom::Start(offset))?;
+    let err = |e| Fault::io(path, e);
+    let mut f = std::fs::File::open(path).map_err(err)?;
+    f.seek(SeekFrom::Start(offset)).map_err(err)?;
     let mut buf = String::new();
-    f.read_to_string(&mut buf)?;
+    f.read_to_string(&mut buf).map_err(err)?;
     let complete = buf.rfind('\n').map(|i| i + 1).unwrap_or(0);
     let names = buf[..complete]
         .lines()
@@ -60,17 +62,26 @@ pub(super) fn apply_file(
             [name],
             |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
         )
-        .optional()
-        .map_err(sql)?
+        .optional()?
         .unwrap_or((0, 0));
     let mut f = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RebuildStats::default()),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(Fault::io(&path, e)),
     };
-    f.seek(SeekFrom::Start(offset))?;
+    let err = |e| Fault::io(&path, e);
+    // Journal files only grow: one shorter than what the index has read of it was
+    // edited by hand, or the offset is garbage. Either way, fold everything again.
+    let len = f.metadata().map_err(err)?.len();
+    if len < offset {
+        return Err(Fault::Damaged(format!(
+            "the index has read {offset} bytes of {}, which has only {len}",
+            path.display()
+        )));
+    }
+    f.seek(SeekFrom::Start(offset)).map_err(err)?;
     let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
+    f.read_to_end(&mut bytes).map_err(err)?;
     // Decode every line's envelope; the payload only where it matters (most events are
     // prompts, turns and commits, and skipping their payload is most of a reindex).
     let parsed = journal::file::parse_with(&path, &bytes, lines + 1, |s| {
@@ -100,35 +111,37 @@ pub(super) fn apply_file(
     }
     let item_id = name.parse::<ItemId>().ok();
     let mut item: Option<Item> = match item_id {
-        Some(id) => Some(
-            tx.query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
-                r.get::<_, String>(0)
+        Some(id) => {
+            let stored = tx
+                .query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
+                    r.get::<_, String>(0)
+                })
+                .optional()?;
+            // Folding on from a fold that doesn't decode would silently start the item
+            // over; only a damaged file holds one.
+            Some(match stored {
+                Some(json) => serde_json::from_str(&json).map_err(|e| {
+                    Fault::Damaged(format!("the cached fold of {id} does not decode: {e}"))
+                })?,
+                None => Item::default(),
             })
-            .optional()
-            .map_err(sql)?
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default(),
-        ),
+        }
         None => None,
     };
     let item_num = item_id.map(|i| i.0);
-    let mut insert_event = tx
-        .prepare_cached(
-            "INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)",
-        )
-        .map_err(sql)?;
+    let mut insert_event = tx.prepare_cached(
+        "INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)",
+    )?;
     for (line, decoded) in &parsed.items {
         match decoded {
             Decoded::Full(e) => {
-                insert_event
-                    .execute(params![
-                        item_num.unwrap_or(0),
-                        line,
-                        e.t,
-                        e.kind.name(),
-                        e.actor
-                    ])
-                    .map_err(sql)?;
+                insert_event.execute(params![
+                    item_num.unwrap_or(0),
+                    line,
+                    e.t,
+                    e.kind.name(),
+                    e.actor
+                ])?;
                 record_side_tables(tx, item_num.or(e.item.map(|i| i.0)), e)?;
                 if let Some(it) = item.as_mut() {
                     it.apply(e);
@@ -141,9 +154,7 @@ pub(super) fn apply_file(
                 item: of,
                 session,
             } => {
-                insert_event
-                    .execute(params![item_num.unwrap_or(0), line, t, event, actor])
-                    .map_err(sql)?;
+                insert_event.execute(params![item_num.unwrap_or(0), line, t, event, actor])?;
                 if event == "prompt"
                     && let Some(s) = session
                 {
@@ -178,13 +189,11 @@ pub(super) fn apply_file(
                 it.since,
                 it.events as i64
             ],
-        )
-        .map_err(sql)?;
+        )?;
         tx.execute(
             "INSERT OR REPLACE INTO item_json(num, json) VALUES(?1, ?2)",
             params![num, json],
-        )
-        .map_err(sql)?;
+        )?;
     }
     tx.execute(
         "INSERT OR REPLACE INTO files(name, offset, lines) VALUES(?1,?2,?3)",
@@ -193,8 +202,7 @@ pub(super) fn apply_file(
             (offset + contents.complete_len) as i64,
             contents.lines as i64
         ],
-    )
-    .map_err(sql)?;
+    )?;
     Ok(RebuildStats {
         files: 1,
         events: contents.items.len() as u64,
@@ -208,8 +216,7 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
             tx.prepare_cached(
                 "INSERT INTO usage(item,t,model,role,input,output,cache_read,cache_write,cost,session,request_id)
                  VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-            )
-            .map_err(sql)?
+            )?
             .execute(params![
                 item,
                 e.t,
@@ -222,8 +229,7 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
                 u.cost_usd,
                 u.session,
                 u.request_id
-            ])
-            .map_err(sql)?;
+            ])?;
         }
         EventKind::Asked {
             qid,
@@ -246,8 +252,7 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
                     wait_until,
                     session
                 ],
-            )
-            .map_err(sql)?;
+            )?;
         }
         EventKind::Answered {
             qid,
@@ -257,19 +262,16 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
             tx.execute(
                 "UPDATE questions SET answer = ?2, by_default = ?3 WHERE qid = ?1",
                 params![qid.0, answer, *by_default as i64],
-            )
-            .map_err(sql)?;
+            )?;
         }
         EventKind::Resumed { qid, .. } => {
-            tx.execute("UPDATE questions SET resumed = 1 WHERE qid = ?1", [qid.0])
-                .map_err(sql)?;
+            tx.execute("UPDATE questions SET resumed = 1 WHERE qid = ?1", [qid.0])?;
         }
         EventKind::InboxDismissed { key, stamp } => {
             tx.execute(
                 "INSERT OR REPLACE INTO dismissed(key, stamp) VALUES(?1, ?2)",
                 params![key, stamp],
-            )
-            .map_err(sql)?;
+            )?;
         }
         EventKind::Notification {
             kind,
@@ -279,8 +281,7 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
             tx.execute(
                 "INSERT INTO notices(item,t,kind,message,session) VALUES(?1,?2,?3,?4,?5)",
                 params![item, e.t, kind, message, session],
-            )
-            .map_err(sql)?;
+            )?;
         }
         EventKind::Prompt {
             session: Some(s), ..

@@ -5,9 +5,15 @@
 //! Writers append the name of every file they grew to `changes`; a reader whose stored
 //! offset into `changes` equals the file's size knows the index is current with one
 //! `stat`, and otherwise folds only the files named since.
+//!
+//! Because it is derived, a damaged file is repaired rather than reported: see [`heal`]
+//! for what counts as damage, and `index.log` in the journal directory for the record of
+//! every repair.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -17,7 +23,10 @@ use crate::item::{Event, EventKind, Item, ItemId, State};
 use crate::journal::{self, Journal, REPO_FILE};
 
 mod fold;
+mod heal;
 use fold::{apply_file, read_names};
+pub use heal::log_file;
+use heal::{Fault, RebuildLock, Record};
 
 const SCHEMA_VERSION: i64 = 4;
 
@@ -53,7 +62,11 @@ CREATE TABLE IF NOT EXISTS notices(
 
 /// An open, current index.
 pub struct Index {
-    conn: Connection,
+    /// Replaced in place when a query finds the file damaged and the handle rebuilds it.
+    conn: RefCell<Connection>,
+    journal: Journal,
+    /// Why this handle rebuilt the file, once it has: damage seen after that is an error.
+    healed: RefCell<Option<String>>,
 }
 
 /// One row of the items table.
@@ -80,176 +93,262 @@ pub struct ItemRow {
     pub since: String,
 }
 
-/// How SQLite words "another connection holds it".
 /// The item a worktree or branch belongs to, live items first. Both sides are indexed,
 /// since a hook asks this on every edit; `branch = NULL` matches nothing, so a detached
 /// HEAD looks up the worktree alone.
 const PLACE_QUERY: &str = "SELECT num FROM items WHERE worktree = ?1 OR branch = ?2
      ORDER BY state IN ('closed','dropped'), num DESC LIMIT 1";
 
-const BUSY: [&str; 2] = ["database is locked", "database is busy"];
-
-fn sql(e: rusqlite::Error) -> HallError {
-    HallError::internal(format!("index: {e}")).hint("hall reindex")
-}
+/// How often, and how long apart, opening tries again while another process holds a
+/// fresh file (the switch to WAL and its recovery answer "busy" without waiting).
+const BUSY_TRIES: u32 = 100;
+const BUSY_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Index {
-    /// Opens the index and brings it up to date with the journal.
+    /// Opens the index and brings it up to date with the journal, rebuilding it first if
+    /// the file turns out to be damaged.
     pub fn open(journal: &Journal) -> Result<Index> {
-        // Processes that open a fresh index together can find it locked in ways SQLite's
-        // busy handler doesn't wait out (the switch to WAL, its recovery): try again.
+        match Index::attach(journal) {
+            Ok(index) => Ok(index),
+            Err(f) if f.is_damage() || f.is_journal_corrupt() => Index::heal(journal, f, "open"),
+            Err(f) => Err(f.into_error(&journal.index_file())),
+        }
+    }
+
+    /// Connects and catches up, waiting out other processes that open a fresh index at
+    /// the same moment.
+    fn attach(journal: &Journal) -> Result<Index, Fault> {
         let mut tries = 0;
         loop {
-            match Index::open_once(journal) {
-                Err(e) if tries < 100 && BUSY.iter().any(|b| e.message.contains(b)) => {
+            let attempt = Index::connect(journal).and_then(|index| {
+                index.catch_up()?;
+                Ok(index)
+            });
+            match attempt {
+                Err(f) if tries < BUSY_TRIES && f.is_busy() => {
                     tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    std::thread::sleep(BUSY_PAUSE);
                 }
                 other => return other,
             }
         }
     }
 
-    fn open_once(journal: &Journal) -> Result<Index> {
-        let path = journal.index_file();
-        let mut index = match Index::connect_patiently(&path) {
-            Ok(i) => i,
-            Err(e) if is_damaged(&e) => {
-                // A damaged or foreign file is a cache miss, not a failure.
-                for suffix in ["", "-wal", "-shm"] {
-                    let _ =
-                        std::fs::remove_file(path.with_file_name(format!("index.sqlite{suffix}")));
-                }
-                Index::connect(&path).map_err(sql)?
-            }
-            Err(e) => return Err(sql(e)),
-        };
-        match index.catch_up(journal) {
-            Ok(()) => Ok(index),
-            // A file edited by hand (a person repairing a torn or corrupt line) no longer
-            // matches the offsets remembered for it: fold everything again. If the journal
-            // itself is corrupt, the rebuild says where.
-            Err(e) if e.code == crate::error::Code::JournalCorrupt => {
-                Ok(Index::rebuild(journal)?.0)
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// [`Index::connect`], retried while another process holds the database: switching a
-    /// fresh file to WAL can answer "busy" without waiting, when many commands open a
-    /// new index at the same moment.
-    fn connect_patiently(path: &Path) -> rusqlite::Result<Index> {
+    /// [`Index::connect`], retried while another process holds the database.
+    fn connect_patiently(journal: &Journal) -> Result<Index, Fault> {
         let mut tries = 0;
         loop {
-            match Index::connect(path) {
-                Err(e)
-                    if tries < 100
-                        && matches!(
-                            e.sqlite_error_code(),
-                            Some(
-                                rusqlite::ErrorCode::DatabaseBusy
-                                    | rusqlite::ErrorCode::DatabaseLocked
-                            )
-                        ) =>
-                {
+            match Index::connect(journal) {
+                Err(f) if tries < BUSY_TRIES && f.is_busy() => {
                     tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    std::thread::sleep(BUSY_PAUSE);
                 }
                 other => return other,
             }
         }
     }
 
-    fn connect(path: &Path) -> rusqlite::Result<Index> {
-        let conn = Connection::open(path)?;
+    fn connect(journal: &Journal) -> Result<Index, Fault> {
+        let conn = Connection::open(journal.index_file())?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let index = Index {
+            conn: RefCell::new(conn),
+            journal: journal.clone(),
+            healed: RefCell::new(None),
+        };
+        let conn = index.conn.borrow();
         let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if current == SCHEMA_VERSION {
-            return Ok(Index { conn });
-        }
-        // Check again and create the schema inside one write transaction, so processes
-        // that open a fresh index at the same moment can't drop each other's tables.
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        let setup = (|| -> rusqlite::Result<()> {
-            let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-            if version != SCHEMA_VERSION {
-                conn.execute_batch(
-                    "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS items;
-                     DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS questions;
-                     DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices; DROP TABLE IF EXISTS item_json;",
-                )?;
-                conn.execute_batch(SCHEMA)?;
-                conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        if current != SCHEMA_VERSION {
+            // Check again and create the schema inside one write transaction, so processes
+            // that open a fresh index at the same moment can't drop each other's tables.
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let setup = (|| -> rusqlite::Result<()> {
+                let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+                if version != SCHEMA_VERSION {
+                    conn.execute_batch(
+                        "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS items;
+                         DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS questions;
+                         DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices; DROP TABLE IF EXISTS item_json;",
+                    )?;
+                    conn.execute_batch(SCHEMA)?;
+                    conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+                }
+                Ok(())
+            })();
+            match setup {
+                Ok(()) => conn.execute_batch("COMMIT")?,
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
             }
-            Ok(())
-        })();
-        match setup {
-            Ok(()) => conn.execute_batch("COMMIT")?,
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                return Err(e);
-            }
         }
-        Ok(Index { conn })
+        drop(conn);
+        Ok(index)
     }
 
     /// Deletes everything and folds every journal file again.
     pub fn rebuild(journal: &Journal) -> Result<(Index, RebuildStats)> {
         let path = journal.index_file();
-        for suffix in ["", "-wal", "-shm"] {
-            let p = path.with_file_name(format!("index.sqlite{suffix}"));
-            match std::fs::remove_file(&p) {
+        let lock = RebuildLock::take(journal).map_err(|f| f.into_error(&path))?;
+        let rebuilt = Index::rebuild_locked(journal);
+        drop(lock);
+        rebuilt.map_err(|f| f.into_error(&path))
+    }
+
+    /// The rebuild itself, for a caller that holds the [`RebuildLock`].
+    fn rebuild_locked(journal: &Journal) -> Result<(Index, RebuildStats), Fault> {
+        for file in index_files(&journal.index_file()) {
+            match std::fs::remove_file(&file) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(Fault::io(&file, e)),
             }
         }
-        let mut index = Index::connect(&path).map_err(sql)?;
-        // Read the change log's size first: anything appended during the scan is named
-        // after this offset and caught up by the next read.
-        let changes_len = file_len(&journal.changes_file());
-        let mut names: Vec<String> = journal.item_ids()?.iter().map(ItemId::to_string).collect();
-        names.push(REPO_FILE.to_string());
-        let tx = index.conn.transaction().map_err(sql)?;
-        // Building the time index once at the end beats updating it a million times.
-        tx.execute_batch("DROP INDEX IF EXISTS events_t")
-            .map_err(sql)?;
+        let index = Index::connect_patiently(journal)?;
         let mut stats = RebuildStats::default();
-        for name in &names {
-            let s = apply_file(&tx, journal, name)?;
-            stats.events += s.events;
-            stats.torn += s.torn;
-            stats.files += 1;
+        {
+            let mut conn = index.conn.borrow_mut();
+            // Read the change log's size first: anything appended during the scan is named
+            // after this offset and caught up by the next read.
+            let changes_len = file_len(&journal.changes_file());
+            let mut names: Vec<String> =
+                journal.item_ids()?.iter().map(ItemId::to_string).collect();
+            names.push(REPO_FILE.to_string());
+            let tx = conn.transaction()?;
+            // Building the time index once at the end beats updating it a million times.
+            tx.execute_batch("DROP INDEX IF EXISTS events_t")?;
+            for name in &names {
+                let s = apply_file(&tx, journal, name)?;
+                stats.events += s.events;
+                stats.torn += s.torn;
+                stats.files += 1;
+            }
+            set_meta(&tx, "changes", changes_len as i64)?;
+            tx.execute_batch("CREATE INDEX IF NOT EXISTS events_t ON events(t)")?;
+            tx.commit()?;
+            // Fold the write-ahead log back into the file, so later readers don't wade
+            // through a log the size of the whole index.
+            conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
         }
-        set_meta(&tx, "changes", changes_len as i64)?;
-        tx.execute_batch("CREATE INDEX IF NOT EXISTS events_t ON events(t)")
-            .map_err(sql)?;
-        tx.commit().map_err(sql)?;
-        // Fold the write-ahead log back into the file, so later readers don't wade
-        // through a log the size of the whole index.
-        index
-            .conn
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-            .map_err(sql)?;
         Ok((index, stats))
     }
 
-    fn catch_up(&mut self, journal: &Journal) -> Result<()> {
+    /// Rebuilds the file after `fault`, once, and logs it. Processes that found the same
+    /// damage wait for each other; one that finds the file already replaced by another
+    /// uses that one instead of rebuilding again.
+    fn heal(journal: &Journal, fault: Fault, during: &str) -> Result<Index> {
+        let path = journal.index_file();
+        if fault.is_damage() && heal::rebuilt_lately(journal) {
+            return Err(still_damaged(fault, &path));
+        }
+        let reason = fault.to_string();
+        let seen = heal::identity(&path);
+        let lock = RebuildLock::take(journal).map_err(|f| f.into_error(&path))?;
+        let started = Instant::now();
+        let rebuild = || Index::rebuild_locked(journal).map(|(i, s)| (i, Some(s)));
+        let result = if heal::identity(&path) != seen {
+            match Index::attach(journal) {
+                Ok(index) => Ok((index, None)),
+                Err(f) if f.is_damage() => rebuild(),
+                Err(f) => Err(f),
+            }
+        } else {
+            rebuild()
+        };
+        drop(lock);
+        match result {
+            Ok((index, stats)) => {
+                if let Some(stats) = stats {
+                    heal::note_rebuilt(journal);
+                    heal::log(
+                        journal,
+                        Record {
+                            reason: &reason,
+                            during,
+                            outcome: Ok((stats, started)),
+                        },
+                    );
+                }
+                index.healed.replace(Some(reason));
+                Ok(index)
+            }
+            Err(f) => {
+                if fault.is_damage() {
+                    heal::log(
+                        journal,
+                        Record {
+                            reason: &reason,
+                            during,
+                            outcome: Err(&f.to_string()),
+                        },
+                    );
+                }
+                Err(still_damaged(f, &path))
+            }
+        }
+    }
+
+    /// Runs a query; if it finds the file damaged, rebuilds once and runs it again.
+    fn read<T>(&self, query: impl Fn(&Connection) -> Result<T, Fault>) -> Result<T> {
+        let first = query(&self.conn.borrow());
+        let fault = match first {
+            Ok(value) => return Ok(value),
+            Err(f) => f,
+        };
+        let path = self.journal.index_file();
+        if !fault.is_damage() {
+            return Err(fault.into_error(&path));
+        }
+        if self.healed.borrow().is_some() {
+            return Err(still_damaged(fault, &path));
+        }
+        // The old connection stays open until it is replaced; SQLite sees that its file
+        // was deleted and leaves the new file's logs alone when it closes.
+        let fresh = Index::heal(&self.journal, fault, "query")?;
+        self.conn.replace(fresh.conn.into_inner());
+        self.healed.replace(fresh.healed.into_inner());
+        query(&self.conn.borrow()).map_err(|f| still_damaged(f, &path))
+    }
+
+    /// Why this handle rebuilt the file from the journal, if it did.
+    pub fn healed(&self) -> Option<String> {
+        self.healed.borrow().clone()
+    }
+
+    /// SQLite's `quick_check` over the whole file, healing what it finds: too slow for
+    /// every command, cheap enough for `hall doctor`.
+    pub fn verify(&self) -> Result<()> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare("PRAGMA quick_check")?;
+            let problems: Vec<String> = stmt
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            if problems.iter().all(|p| p == "ok") {
+                return Ok(());
+            }
+            let shown: Vec<&str> = problems.iter().take(3).map(String::as_str).collect();
+            Err(Fault::Damaged(format!(
+                "integrity check failed: {}",
+                shown.join("; ")
+            )))
+        })
+    }
+
+    fn catch_up(&self) -> Result<(), Fault> {
+        let journal = &self.journal;
         let changes = journal.changes_file();
         let len = file_len(&changes);
-        if get_meta(&self.conn, "changes")? == Some(len as i64) {
+        let mut conn = self.conn.borrow_mut();
+        if get_meta(&conn, "changes")? == Some(len as i64) {
             return Ok(());
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let stored = get_meta(&tx, "changes")?;
         let (names, end) = match stored {
-            Some(off) if off as u64 <= len => read_names(&changes, off as u64)?,
+            Some(off) if off >= 0 && off as u64 <= len => read_names(&changes, off as u64)?,
             // Never indexed, or the change log was replaced: look at every file.
             _ => {
                 let mut all: BTreeSet<String> =
@@ -262,7 +361,8 @@ impl Index {
             apply_file(&tx, journal, name)?;
         }
         set_meta(&tx, "changes", end as i64)?;
-        tx.commit().map_err(sql)
+        tx.commit()?;
+        Ok(())
     }
 
     /// Items, optionally only the ones not closed or dropped, in id order.
@@ -273,59 +373,61 @@ impl Index {
             "SELECT num,title,state,branch,base,worktree,hold,round,sha,pr,created,updated,since FROM items
              WHERE state NOT IN ('closed','dropped') ORDER BY num"
         };
-        let mut stmt = self.conn.prepare_cached(q).map_err(sql)?;
-        let rows = stmt.query_map([], row_to_item).map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(q)?;
+            let rows = stmt.query_map([], row_to_item)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
     }
 
     /// Items that wait for a person: escalated, awaiting you, or held.
     pub fn waiting_items(&self) -> Result<Vec<ItemRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
                 "SELECT num,title,state,branch,base,worktree,hold,round,sha,pr,created,updated,since FROM items
                  WHERE state IN ('escalated','awaiting_you') OR hold IS NOT NULL ORDER BY num",
-            )
-            .map_err(sql)?;
-        let rows = stmt.query_map([], row_to_item).map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            )?;
+            let rows = stmt.query_map([], row_to_item)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
     }
 
     pub fn item(&self, id: ItemId) -> Result<Option<Item>> {
-        let json: Option<String> = self
-            .conn
-            .query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(sql)?;
-        match json {
-            Some(j) => serde_json::from_str(&j)
-                .map(Some)
-                .map_err(HallError::internal),
-            None => Ok(None),
-        }
+        self.read(|conn| {
+            let json: Option<String> = conn
+                .query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
+                    r.get(0)
+                })
+                .optional()?;
+            match json {
+                Some(j) => serde_json::from_str(&j).map(Some).map_err(|e| {
+                    Fault::Damaged(format!("the cached fold of {id} does not decode: {e}"))
+                }),
+                None => Ok(None),
+            }
+        })
     }
 
     /// The item whose worktree contains `dir`, or whose branch is `branch`, not terminal first.
     pub fn item_for_place(&self, toplevel: &str, branch: Option<&str>) -> Result<Option<ItemId>> {
-        let mut stmt = self.conn.prepare_cached(PLACE_QUERY).map_err(sql)?;
-        stmt.query_row(params![toplevel, branch], |r| r.get::<_, u32>(0))
-            .optional()
-            .map(|o| o.map(ItemId))
-            .map_err(sql)
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(PLACE_QUERY)?;
+            Ok(stmt
+                .query_row(params![toplevel, branch], |r| r.get::<_, u32>(0))
+                .optional()?
+                .map(ItemId))
+        })
     }
 
     pub fn count_by_state(&self) -> Result<Vec<(State, u64)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT state, COUNT(*) FROM items GROUP BY state")
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-            .map_err(sql)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(sql)?;
+        let rows = self.read(|conn| {
+            let mut stmt =
+                conn.prepare_cached("SELECT state, COUNT(*) FROM items GROUP BY state")?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })?;
         Ok(rows
             .into_iter()
             .filter_map(|(s, n)| State::parse(&s).map(|st| (st, n as u64)))
@@ -334,15 +436,12 @@ impl Index {
 
     /// The newest events across all files: (item, line, t, event, actor).
     pub fn recent_events(&self, kind: Option<&str>, limit: u32) -> Result<Vec<EventRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
                 "SELECT item,line,t,event,actor FROM events WHERE (?1 IS NULL OR event = ?1)
                  ORDER BY t DESC, item DESC, line DESC LIMIT ?2",
-            )
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map(params![kind, limit], |r| {
+            )?;
+            let rows = stmt.query_map(params![kind, limit], |r| {
                 Ok(EventRow {
                     item: r.get::<_, u32>(0)?,
                     line: r.get::<_, u64>(1)?,
@@ -350,23 +449,20 @@ impl Index {
                     event: r.get(3)?,
                     actor: r.get(4)?,
                 })
-            })
-            .map_err(sql)?;
-        let mut v = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)?;
-        v.reverse();
-        Ok(v)
+            })?;
+            let mut v = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+            v.reverse();
+            Ok(v)
+        })
     }
 
     pub fn questions(&self, open_only: bool) -> Result<Vec<QuestionRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
                 "SELECT qid,item,question,options,dflt,asked,wait_until,session,answer,by_default,resumed FROM questions
                  WHERE (?1 = 0 OR answer IS NULL) ORDER BY qid",
-            )
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([open_only as i64], |r| {
+            )?;
+            let rows = stmt.query_map([open_only as i64], |r| {
                 let options: String = r.get(3)?;
                 Ok(QuestionRow {
                     qid: r.get(0)?,
@@ -381,9 +477,9 @@ impl Index {
                     by_default: r.get::<_, i64>(9)? != 0,
                     resumed: r.get::<_, i64>(10)? != 0,
                 })
-            })
-            .map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
     }
 
     pub fn question(&self, qid: u32) -> Result<Option<QuestionRow>> {
@@ -391,25 +487,19 @@ impl Index {
     }
 
     pub fn dismissed(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT key, stamp FROM dismissed")
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached("SELECT key, stamp FROM dismissed")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
     }
 
     pub fn notices(&self) -> Result<Vec<NoticeRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
                 "SELECT item,t,kind,message,session FROM notices WHERE cleared = 0 ORDER BY t, id",
-            )
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| {
+            )?;
+            let rows = stmt.query_map([], |r| {
                 Ok(NoticeRow {
                     item: r.get::<_, Option<u32>>(0)?.map(ItemId),
                     t: r.get(1)?,
@@ -417,9 +507,9 @@ impl Index {
                     message: r.get(3)?,
                     session: r.get(4)?,
                 })
-            })
-            .map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
     }
 
     /// Usage totals grouped by `by` (item, room, role, model, day).
@@ -444,9 +534,9 @@ impl Index {
             "SELECT {key} AS k, SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), SUM(cost), COUNT(*)
              FROM usage WHERE (?1 IS NULL OR t >= ?1) AND (?2 IS NULL OR item = ?2) GROUP BY k ORDER BY k"
         );
-        let mut stmt = self.conn.prepare(&q).map_err(sql)?;
-        let rows = stmt
-            .query_map(params![since, item.map(|i| i.0)], |r| {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(&q)?;
+            let rows = stmt.query_map(params![since, item.map(|i| i.0)], |r| {
                 Ok(UsageRow {
                     key: r.get(0)?,
                     input: r.get::<_, i64>(1)? as u64,
@@ -456,17 +546,42 @@ impl Index {
                     cost_usd: (r.get::<_, f64>(5)? * 10_000.0).round() / 10_000.0,
                     runs: r.get::<_, i64>(6)? as u64,
                 })
-            })
-            .map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
     }
 
     pub fn event_count(&self) -> Result<u64> {
-        self.conn
-            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))
-            .map(|n| n as u64)
-            .map_err(sql)
+        self.read(|conn| {
+            Ok(conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))? as u64)
+        })
     }
+}
+
+/// The error for damage that a rebuild did not cure, or for whatever stopped the rebuild.
+fn still_damaged(fault: Fault, path: &Path) -> HallError {
+    if !fault.is_damage() {
+        return fault.into_error(path);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    HallError::internal(format!(
+        "{} is still damaged right after a rebuild from the journal: {fault}",
+        path.display()
+    ))
+    .hint("hall doctor")
+    .hint(format!(
+        "check the disk and any process that writes into {}",
+        dir.display()
+    ))
+}
+
+/// The index file and SQLite's companions to it.
+fn index_files(path: &Path) -> [PathBuf; 3] {
+    ["", "-wal", "-shm"].map(|suffix| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    })
 }
 
 /// What a rebuild folded.
@@ -547,31 +662,22 @@ fn row_to_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
     })
 }
 
-/// Whether SQLite says the file is not a usable database (as opposed to busy or I/O).
-fn is_damaged(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
-    )
-}
-
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-fn get_meta(conn: &Connection, key: &str) -> Result<Option<i64>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-        .optional()
-        .map_err(sql)
+fn get_meta(conn: &Connection, key: &str) -> Result<Option<i64>, Fault> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
 }
 
-fn set_meta(tx: &Transaction<'_>, key: &str, value: i64) -> Result<()> {
+fn set_meta(tx: &Transaction<'_>, key: &str, value: i64) -> Result<(), Fault> {
     tx.execute(
         "INSERT INTO meta(key,value) VALUES(?1,?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
         params![key, value],
-    )
-    .map(|_| ())
-    .map_err(sql)
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -586,8 +692,8 @@ mod tests {
         let journal = Journal::new(dir.path().join("hallmark"));
         journal.init().expect("init");
         let index = Index::open(&journal).expect("index");
-        let mut stmt = index
-            .conn
+        let conn = index.conn.borrow();
+        let mut stmt = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {PLACE_QUERY}"))
             .expect("explain");
         let plan: Vec<String> = stmt

@@ -370,15 +370,24 @@ pub fn append_raw(path: &Path, line: &str) -> Result<(), JournalError> {
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename.
+/// An error's message names the file or directory it happened to.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile_in(dir, path)?;
-    tmp.1.write_all(bytes)?;
-    tmp.1.sync_data()?;
+    let mut tmp = tempfile_in(dir, path).map_err(at(dir))?;
+    tmp.1.write_all(bytes).map_err(at(&tmp.0))?;
+    tmp.1.sync_data().map_err(at(&tmp.0))?;
     drop(tmp.1);
-    std::fs::rename(&tmp.0, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp.0);
-    })
+    std::fs::rename(&tmp.0, path)
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp.0);
+        })
+        .map_err(at(path))
+}
+
+/// Puts `path` in front of an io error's message, keeping its kind, for callers that
+/// pass a plain `std::io::Error` on.
+pub fn at(path: &Path) -> impl Fn(std::io::Error) -> std::io::Error + '_ {
+    move |e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 fn tempfile_in(dir: &Path, path: &Path) -> std::io::Result<(PathBuf, File)> {

@@ -55,9 +55,38 @@ impl From<JournalError> for HallError {
                     ))
                     .hint("hall reindex")
             }
-            JournalError::Io { .. } => HallError::internal(e),
+            JournalError::Io { path, source } => {
+                let dir = if path.is_dir() {
+                    path.as_path()
+                } else {
+                    path.parent().unwrap_or(path)
+                };
+                with_fix(HallError::internal(&e), source.kind(), dir)
+            }
         }
     }
+}
+
+/// The `next` steps for a file error in `dir`.
+fn with_fix(err: HallError, kind: std::io::ErrorKind, dir: &Path) -> HallError {
+    let err = if matches!(
+        kind,
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    ) {
+        err.hint(format!("check the permissions of {}", dir.display()))
+    } else {
+        err
+    };
+    err.hint("hall doctor")
+}
+
+/// A file error as the contract reports it: with the path, and what to check.
+pub fn io_error(path: &Path, source: std::io::Error) -> HallError {
+    JournalError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+    .into()
 }
 
 impl Journal {
@@ -76,7 +105,8 @@ impl Journal {
     /// Creates the layout (idempotent).
     pub fn init(&self) -> std::io::Result<()> {
         for d in ["items", "sessions", "queue", "checks-cache", "runs"] {
-            std::fs::create_dir_all(self.root.join(d))?;
+            let dir = self.root.join(d);
+            std::fs::create_dir_all(&dir).map_err(file::at(&dir))?;
         }
         let counters = self.root.join("counters.json");
         if !counters.exists() {
@@ -128,13 +158,14 @@ impl Journal {
     /// Every item with a journal, in id order.
     pub fn item_ids(&self) -> Result<Vec<ItemId>> {
         let mut ids = Vec::new();
-        let dir = match std::fs::read_dir(self.items_dir()) {
+        let items = self.items_dir();
+        let dir = match std::fs::read_dir(&items) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ids),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(io_error(&items, e)),
         };
         for entry in dir {
-            let entry = entry?;
+            let entry = entry.map_err(|e| io_error(&items, e))?;
             if let Some(id) = entry
                 .file_name()
                 .to_str()
@@ -193,14 +224,16 @@ impl Journal {
         &self,
         make: impl FnOnce(ItemId) -> Result<Vec<Event>>,
     ) -> Result<(ItemId, Item)> {
-        std::fs::create_dir_all(self.items_dir())?;
+        let items = self.items_dir();
+        std::fs::create_dir_all(&items).map_err(|e| io_error(&items, e))?;
         loop {
             let id = ItemId(self.bump(|c| &mut c.item)?);
-            match std::fs::create_dir(self.item_dir(id)) {
+            let dir = self.item_dir(id);
+            match std::fs::create_dir(&dir) {
                 Ok(()) => {}
                 // A stale counter (deleted counters.json): skip numbers already taken.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(io_error(&dir, e)),
             }
             let events = match make(id) {
                 Ok(e) => e,
@@ -274,8 +307,9 @@ impl Journal {
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&lock_path)?;
-        FileExt::lock(&lock)?;
+            .open(&lock_path)
+            .map_err(|e| io_error(&lock_path, e))?;
+        FileExt::lock(&lock).map_err(|e| io_error(&lock_path, e))?;
         let path = self.root.join("counters.json");
         let mut counters: Counters = match std::fs::read(&path) {
             Ok(b) => serde_json::from_slice(&b).unwrap_or_else(|_| self.recount()),
@@ -285,8 +319,10 @@ impl Journal {
         let n = (*slot).max(1);
         *slot = n + 1;
         let bytes = serde_json::to_vec(&counters).map_err(HallError::internal)?;
-        file::write_atomic(&path, &bytes)?;
-        FileExt::unlock(&lock)?;
+        // The error already names the file or directory it happened to.
+        file::write_atomic(&path, &bytes)
+            .map_err(|e| with_fix(HallError::internal(&e), e.kind(), &self.root))?;
+        FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e))?;
         Ok(n)
     }
 
