@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{generate, median, ms, time};
+use common::{generate, git, median, ms, time};
 use hallmark::item::event::EVENT_VERSION;
 use hallmark::item::{Event, EventKind, ItemId, Source};
 
@@ -20,28 +20,14 @@ const ITEMS: u32 = 1_000;
 const EVENTS_PER_ITEM: u32 = 100;
 const RUNS: usize = 60;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+/// The user config directory every process here runs with (the signing key lives there).
+static CONFIG_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 fn feed(program: &str, args: &[&str], stdin: &[u8], cwd: &Path) -> Vec<u8> {
     let mut child = Command::new(program)
         .args(args)
         .current_dir(cwd)
+        .env("HALL_CONFIG_DIR", CONFIG_DIR.get().expect("set"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -67,6 +53,8 @@ fn bench(program: &str, args: &[&str], stdin: &[u8], cwd: &Path) -> Duration {
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
     let dir = tempfile::tempdir().expect("tempdir");
+    let config_dir = dir.path().join("config");
+    CONFIG_DIR.set(config_dir.clone()).expect("once");
     let journal = generate(dir.path(), ITEMS, EVENTS_PER_ITEM);
     let repo = dir.path().join("repo");
     std::fs::write(repo.join("README.md"), "bench\n").expect("write");
@@ -89,6 +77,7 @@ fn main() {
     git(&wt, &["add", "work.txt"]);
     git(&wt, &["commit", "-q", "-m", "work"]);
     let sha = git(&wt, &["rev-parse", "HEAD"]);
+    let tree = git(&wt, &["rev-parse", "HEAD^{tree}"]);
     let id = ItemId(ITEMS + 1);
     let ev = |kind| Event {
         v: EVENT_VERSION,
@@ -97,35 +86,46 @@ fn main() {
         kind,
         item: Some(id),
     };
-    journal
-        .create_item(|_| {
-            Ok(vec![
-                ev(EventKind::Created {
-                    title: "Bench".into(),
-                    request: None,
-                    branch: "hm/bench".into(),
-                    base: "main".into(),
-                    worktree: Some(wt.canonicalize().expect("canonical").display().to_string()),
-                    source: Source::New,
-                    issue: None,
-                    pr: None,
-                }),
-                ev(EventKind::Ready {
-                    sha: sha.clone(),
-                    round: 1,
-                    note: None,
-                }),
-                ev(EventKind::ChecksPassed { sha: sha.clone() }),
-                ev(EventKind::Hallmarked {
-                    sha: sha.clone(),
-                    round: 1,
-                }),
-            ])
-        })
-        .expect("item");
-    let note = format!(
-        "{{\"v\":1,\"item\":\"{id}\",\"sha\":\"{sha}\",\"round\":1,\"actor\":\"assayer\"}}"
-    );
+    // The hallmark is struck as the assayer strikes it: signed with the user's key (in
+    // this bench's own config directory, which every hall below is given).
+    let signer = hallmark::sign::Signer::load_in(&config_dir, Some(&repo)).expect("signer");
+    let mut events = vec![
+        ev(EventKind::Created {
+            title: "Bench".into(),
+            request: None,
+            branch: "hm/bench".into(),
+            base: "main".into(),
+            worktree: Some(wt.canonicalize().expect("canonical").display().to_string()),
+            source: Source::New,
+            issue: None,
+            pr: None,
+        }),
+        ev(EventKind::Ready {
+            sha: sha.clone(),
+            round: 1,
+            note: None,
+        }),
+        ev(EventKind::ChecksPassed { sha: sha.clone() }),
+        ev(EventKind::Verdict {
+            sha: sha.clone(),
+            round: 1,
+            approved: true,
+            findings: Vec::new(),
+            model: Some("opus".into()),
+            summary: None,
+            by: None,
+        }),
+    ];
+    let mut note = hallmark::hallmark::approval_note(&events, id, &sha, 1);
+    note.tree = Some(tree);
+    let seal = hallmark::hallmark::sign_note(&signer, &note).expect("signs");
+    events.push(ev(EventKind::Hallmarked {
+        sha: sha.clone(),
+        round: 1,
+        seal: Some(seal.clone()),
+    }));
+    journal.create_item(|_| Ok(events)).expect("item");
+    let note = serde_json::to_string(&note.sealed(&seal)).expect("json");
     git(
         &wt,
         &["notes", "--ref=hallmark", "add", "-m", &note, "HEAD"],
@@ -133,6 +133,7 @@ fn main() {
     let out = Command::new(hall)
         .arg("reindex")
         .current_dir(&repo)
+        .env("HALL_CONFIG_DIR", &config_dir)
         .output()
         .expect("reindex");
     assert!(out.status.success());

@@ -28,6 +28,8 @@ pub enum Cmd {
     Setup(SetupCmd),
     /// Create an item with its branch and worktree.
     New(NewArgs),
+    /// Start Claude Code in an item's worktree, confined by its sandbox (see docs/security.md).
+    Claude(ClaudeArgs),
     /// Turn the current branch and worktree (or an open PR) into an item.
     Adopt(AdoptArgs),
     /// List items by state, or show one item.
@@ -67,6 +69,8 @@ pub enum Cmd {
     Fixed(FixedArgs),
     /// Record a person's schema-checked verdict (a human override; refused to agents).
     Verdict(VerdictArgs),
+    /// Check that a commit carries a valid signed hallmark, without the journal (the CI check).
+    Verify(VerifyArgs),
     /// The budget caps and today's spend; set a cap or grant more for today.
     Budget(BudgetArgs),
     /// The steps of an item's headless runs (`--follow` tails the live one).
@@ -96,6 +100,9 @@ pub struct InitArgs {
     /// Don't write the Hallmark section into CLAUDE.md / AGENTS.md.
     #[arg(long)]
     pub no_claude_md: bool,
+    /// Add your signing key to .hallmark/allowed_signers (then commit it on the base branch).
+    #[arg(long)]
+    pub signers: bool,
 }
 
 #[derive(Args, Debug)]
@@ -114,6 +121,21 @@ pub struct NewArgs {
     /// Use this branch name instead of the template.
     #[arg(long)]
     pub branch: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ClaudeArgs {
+    /// The item (default: the one whose worktree this is; else the main checkout).
+    pub id: Option<String>,
+    /// Start it without the sandbox: the hooks still gate, nothing else confines it.
+    #[arg(long)]
+    pub unconfined: bool,
+    /// Print the settings it would start Claude Code with, and start nothing.
+    #[arg(long)]
+    pub print_settings: bool,
+    /// Arguments passed on to `claude` (after `--`).
+    #[arg(last = true)]
+    pub claude_args: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -283,6 +305,10 @@ pub enum SetupCmd {
         /// Say what would be written and run, and do nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Start sessions without Claude Code's sandbox (`hall claude --unconfined` is the
+        /// per-session form); the hooks gate either way.
+        #[arg(long)]
+        no_confine: bool,
     },
 }
 
@@ -385,4 +411,19 @@ pub struct TraceArgs {
     /// A run by name (default: the newest).
     #[arg(long)]
     pub run: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The commit to check (default: HEAD).
+    pub rev: Option<String>,
+    /// Check this pull request's head commit instead (asks gh), against its base.
+    #[arg(long, conflicts_with = "rev")]
+    pub pr: Option<u64>,
+    /// The base branch whose .hallmark/allowed_signers is trusted (default: the config's base); a full ref (refs/remotes/origin/main) is used as given.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Trust this allowed_signers file instead of the base branch's.
+    #[arg(long)]
+    pub allowed_signers: Option<std::path::PathBuf>,
 }

@@ -38,10 +38,12 @@ pub enum Code {
     RoomIncompatible,
     RoomNotFound,
     RoomInputInvalid,
+    NotHallmarked,
+    NoAllowedSigners,
 }
 
 impl Code {
-    pub const ALL: [Code; 27] = [
+    pub const ALL: [Code; 29] = [
         Code::Internal,
         Code::CommandFailed,
         Code::GhUnavailable,
@@ -69,6 +71,8 @@ impl Code {
         Code::RoomIncompatible,
         Code::RoomNotFound,
         Code::RoomInputInvalid,
+        Code::NotHallmarked,
+        Code::NoAllowedSigners,
     ];
 
     /// The process exit code for this error.
@@ -77,12 +81,11 @@ impl Code {
         match self {
             Internal | CommandFailed | GhUnavailable | RunFailed | JournalCorrupt | RoomFailed => 1,
             Usage | InvalidVerdict | InvalidConfig | RoomIncompatible | RoomInputInvalid => 2,
-            NotARepo | NotInitialized | ItemNotFound | NoItem | QuestionNotFound | RoomNotFound => {
-                3
-            }
+            NotARepo | NotInitialized | ItemNotFound | NoItem | QuestionNotFound | RoomNotFound
+            | NoAllowedSigners => 3,
             WrongState | ItemInReview | DirtyWorktree | AlreadyAnswered | ChildrenOpen
             | MergeConflict | BudgetExceeded => 4,
-            GateDenied => 5,
+            GateDenied | NotHallmarked => 5,
             ChecksFailed => 6,
             Claimed => 7,
         }
@@ -132,6 +135,12 @@ impl Code {
                 "no room by that name, or its component is missing from the base branch"
             }
             RoomInputInvalid => "the input given to a room does not match its world's types",
+            NotHallmarked => {
+                "the commit carries no valid signed hallmark; `check` names the failed check"
+            }
+            NoAllowedSigners => {
+                "the base branch has no .hallmark/allowed_signers to verify hallmarks against"
+            }
         }
     }
 }
@@ -142,6 +151,8 @@ pub struct HallError {
     pub code: Code,
     pub message: String,
     pub next: Vec<String>,
+    /// For `NOT_HALLMARKED`: the machine-readable name of the check that failed.
+    pub check: Option<String>,
 }
 
 impl HallError {
@@ -150,7 +161,14 @@ impl HallError {
             code,
             message: message.into(),
             next: Vec::new(),
+            check: None,
         }
+    }
+
+    /// Names the failed check (`NOT_HALLMARKED` replies carry it as `check`).
+    pub fn with_check(mut self, check: impl Into<String>) -> Self {
+        self.check = Some(check.into());
+        self
     }
 
     /// Adds a command to `next`.
@@ -173,6 +191,7 @@ impl HallError {
                 code: self.code,
                 message: self.message.clone(),
                 next: self.next.clone(),
+                check: self.check.clone(),
             },
         }
     }
@@ -205,6 +224,9 @@ pub struct ErrorBody {
     pub message: String,
     /// Commands that make sense now.
     pub next: Vec<String>,
+    /// The failed check, on `NOT_HALLMARKED` (`no_note`, `unsigned`, `bad_signature`…).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
 }
 
 pub type Result<T, E = HallError> = std::result::Result<T, E>;

@@ -9,7 +9,9 @@
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod committed;
 pub mod config;
+pub mod confine;
 pub mod daemon;
 pub mod error;
 pub mod gate;
@@ -24,4 +26,5 @@ pub mod platform;
 pub mod policy;
 pub mod pricing;
 pub mod rooms;
+pub mod sign;
 pub mod template;

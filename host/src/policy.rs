@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::commands::{Ctx, Hall};
-use crate::config::{Config, FILE_NAME};
+use crate::config::FILE_NAME;
 use crate::error::{Code, HallError, Result};
 use crate::git;
 use crate::item::{EventKind, ItemId};
@@ -40,22 +40,8 @@ pub fn runtime() -> Result<Rooms> {
 
 /// The ref the base branch is read from: the local branch, else origin's.
 pub fn base_ref(root: &Path, base: &str) -> Option<String> {
-    [
-        format!("refs/heads/{base}"),
-        format!("refs/remotes/origin/{base}"),
-    ]
-    .into_iter()
-    .find(|r| {
-        git::succeeds(
-            root,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("{r}^{{commit}}"),
-            ],
-        )
-    })
+    let repo = git::Repo::discover(root).ok()?;
+    crate::committed::base_tip(&repo, base).map(|t| t.reference)
 }
 
 /// A file's bytes on the base branch, if it exists there.
@@ -80,31 +66,26 @@ pub enum Choice {
     Builtin,
 }
 
-/// The base branch's `[rooms]` table (empty when the file or the table is absent).
+/// The base branch's `[rooms]` table (empty when the file or the table is absent), with
+/// the commit it was read from, so the table and the component come from one commit.
 pub fn repo_rooms(
     hall: &Hall,
 ) -> Result<(Option<String>, std::collections::BTreeMap<String, String>)> {
-    let root = &hall.repo.main_root;
-    let Some(rev) = base_ref(root, &hall.config.base) else {
-        return Ok((None, Default::default()));
-    };
-    let sha = git::run(root, &["rev-parse", &rev]).ok();
-    let Some(text) = show(root, &rev, FILE_NAME) else {
-        return Ok((sha, Default::default()));
-    };
-    let text = String::from_utf8_lossy(&text);
-    let shown = PathBuf::from(format!("{}:{FILE_NAME}", hall.config.base));
-    let config = Config::parse(&text, &shown)?;
-    for world in config.rooms.keys() {
+    let rules = crate::committed::rules(&hall.repo)?;
+    let sha = rules.tip.map(|t| t.sha);
+    for world in rules.config.rooms.keys() {
         if world.parse::<World>().is_err() {
             return Err(HallError::new(
                 Code::InvalidConfig,
-                format!("{shown}: [rooms] has `{world}`, which is not a world (gates, verdict, merger, condense)", shown = shown.display()),
+                format!(
+                    "{FILE_NAME} on {}: [rooms] has `{world}`, which is not a world (gates, verdict, merger, condense)",
+                    hall.config.base
+                ),
             )
             .hint("hall rooms list"));
         }
     }
-    Ok((sha, config.rooms))
+    Ok((sha, rules.config.rooms))
 }
 
 /// Decides where `world`'s room comes from for this repository.

@@ -3,4 +3,5 @@
 //! and the scripted Messages API stub for the real Claude Code CLI.
 
 pub mod claude_stub;
+pub mod redteam;
 pub mod sandbox;

@@ -159,9 +159,16 @@ impl Sandbox {
             root,
             _root: dir,
         };
-        for d in [&sb.home, &sb.bin] {
+        for d in [&sb.home, &sb.bin, &sb.config_dir()] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
+        // Hallmarks are signed as Ada: the hall binary and the test's own signing
+        // (`strike`) read the same user config.
+        std::fs::write(
+            sb.config_dir().join("config.toml"),
+            "[signing]\nprincipal = \"ada@example.com\"\n",
+        )
+        .expect("user config");
         sb.git(
             &sb.root,
             &["init", "-q", "--bare", "-b", "main", "origin.git"],
@@ -200,7 +207,7 @@ impl Sandbox {
             .env("LANG", "C.UTF-8")
             .env("HALL_NOW", &self.now)
             .env("HALL_DATA_DIR", self.root.join("data"))
-            .env("HALL_CONFIG_DIR", self.root.join("config"))
+            .env("HALL_CONFIG_DIR", self.config_dir())
             .env("HALL_CACHE_DIR", self.root.join("cache"))
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -211,6 +218,12 @@ impl Sandbox {
             .env("GIT_AUTHOR_DATE", GIT_DATE)
             .env("GIT_COMMITTER_DATE", GIT_DATE)
             .env("FAKE_GH_STATE", self.root.join("gh"));
+    }
+
+    /// Gives `cmd` this sandbox's sealed environment, for tests that run other programs
+    /// the way `hall` runs here.
+    pub fn apply_env(&self, cmd: &mut Command) {
+        self.env(cmd);
     }
 
     /// Runs `hall args…` in `dir`.
@@ -250,6 +263,18 @@ impl Sandbox {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// Runs `script` with bash in `dir`, in this sandbox's environment plus `vars`: for
+    /// tests that act as a shell user would (a forger with Bash, a CI step).
+    pub fn sh(&self, dir: &Path, script: &str, vars: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new("bash");
+        self.env(&mut cmd);
+        cmd.arg("-c").arg(script).current_dir(dir);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().expect("bash runs"))
+    }
+
     /// Writes `file` in `dir`, commits it, and returns the new HEAD.
     pub fn commit(&self, dir: &Path, file: &str, content: &str, message: &str) -> String {
         let path = dir.join(file);
@@ -283,7 +308,8 @@ impl Sandbox {
 
     /// Records the assayer's approval of `sha` (checks passed, an approving verdict,
     /// the hallmark) in the item's journal: the Assay Office's events, for tests that
-    /// need a hallmarked item.
+    /// need a hallmarked item. The `hallmarked` line carries no signature (like a line
+    /// from before signing, or a forged one); [`Sandbox::strike`] makes a real one.
     pub fn approve(&self, item: &str, sha: &str, round: u32) {
         self.record(
             item,
@@ -302,17 +328,62 @@ impl Sandbox {
         );
     }
 
-    /// Strikes the hallmark the way the assayer does: the journal records it and the
-    /// note goes on HEAD of `dir` (with `HALL_ACTOR=assayer`).
-    pub fn strike(&self, item: &str, dir: &Path, sha: &str, round: u32) {
-        self.approve(item, sha, round);
-        let note = serde_json::json!({"v": 1, "item": item, "sha": sha, "round": round, "model": "opus", "open_findings": [], "actor": "assayer"});
-        self.note(dir, &note);
+    /// The user config directory every `hall` here runs with (`HALL_CONFIG_DIR`), where
+    /// the signing key lives.
+    pub fn config_dir(&self) -> PathBuf {
+        self.root.join("config")
+    }
+
+    /// The signer `hall` uses in this sandbox (its key is made on first use).
+    pub fn signer(&self) -> hallmark::sign::Signer {
+        hallmark::sign::Signer::load_in(&self.config_dir(), Some(&self.repo)).expect("signer")
+    }
+
+    /// The `allowed_signers` line that trusts this sandbox's signer.
+    pub fn signers_line(&self) -> String {
+        let signer = self.signer();
+        hallmark::sign::allowed::line(signer.principal(), signer.public_key())
+    }
+
+    /// Strikes a real hallmark the way the assayer does: the checks pass, the verdict
+    /// approves, the note the journal describes is signed with this sandbox's key, the
+    /// journal records `hallmarked` with that signature, and the note goes on `sha`
+    /// (written from `dir` with `HALL_ACTOR=assayer`). Returns the note.
+    pub fn strike(&self, item: &str, dir: &Path, sha: &str, round: u32) -> Value {
+        use hallmark::hallmark::{approval_note, sign_note};
+        self.record(
+            item,
+            "assayer",
+            serde_json::json!({"event": "checks_passed", "sha": sha}),
+        );
+        self.record(
+            item,
+            "assayer",
+            serde_json::json!({"event": "verdict", "sha": sha, "round": round, "approved": true, "model": "opus"}),
+        );
+        let id: hallmark::item::ItemId = item.parse().expect("item id");
+        let events = self.journal().read_item(id).expect("journal").events;
+        let mut note = approval_note(&events, id, sha, round);
+        note.tree = Some(self.git(dir, &["rev-parse", &format!("{sha}^{{tree}}")]));
+        let seal = sign_note(&self.signer(), &note).expect("signs");
+        self.record(
+            item,
+            "assayer",
+            serde_json::json!({"event": "hallmarked", "sha": sha, "round": round, "seal": seal}),
+        );
+        let note = serde_json::to_value(note.sealed(&seal)).expect("json");
+        self.note_on(dir, sha, &note);
+        note
     }
 
     /// Writes `body` as the hallmark note on HEAD of `dir`, as a process with
-    /// `HALL_ACTOR=assayer` would (for tests of forged or copied notes, too).
+    /// `HALL_ACTOR=assayer` would: for forged, copied or unsigned notes.
     pub fn note(&self, dir: &Path, body: &Value) {
+        self.note_on(dir, "HEAD", body);
+    }
+
+    /// Writes `body` as the hallmark note on `rev`, from `dir`.
+    pub fn note_on(&self, dir: &Path, rev: &str, body: &Value) {
         let mut cmd = Command::new("git");
         self.env(&mut cmd);
         let out = cmd
@@ -324,7 +395,7 @@ impl Sandbox {
                 "-f",
                 "-m",
                 &body.to_string(),
-                "HEAD",
+                rev,
             ])
             .current_dir(dir)
             .output()

@@ -23,6 +23,14 @@ fn require_claude() -> PathBuf {
 fn world() -> (Sandbox, PathBuf) {
     let claude = require_claude();
     let sb = Sandbox::initialized();
+    // Main trusts the sandbox's signing key, so the hooks (whose environment the CLI
+    // clears) verify hallmarks without the sandbox's user config.
+    sb.hall(&sb.repo, &["init", "--signers"]).ok();
+    sb.git(&sb.repo, &["add", ".hallmark/allowed_signers"]);
+    sb.git(
+        &sb.repo,
+        &["commit", "-q", "-m", "Trust Ada's hallmark key"],
+    );
     let home = sb.root.join("claude-home");
     std::fs::create_dir_all(&home).expect("mkdir");
     let claude_dir = claude.parent().expect("bin dir").display().to_string();

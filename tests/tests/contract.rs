@@ -147,19 +147,31 @@ fn invalid_config_names_key_file_and_line_and_loses_nothing() {
     assert_eq!(v["item"], "H-0001");
     let config_path = sb.repo.join(".hallmark.toml");
     let good = std::fs::read_to_string(&config_path).expect("config");
-    std::fs::write(
-        &config_path,
-        good.replace("[capture]\n", "[capture]\nmood = \"grumpy\"\n"),
-    )
-    .expect("write");
+    let bad = good.replace("[capture]\n", "[capture]\nmood = \"grumpy\"\n");
+    std::fs::write(&config_path, &bad).expect("write");
+    // An edit in the main checkout is not in effect until it is committed: everything
+    // keeps working on the committed rules, and doctor names the broken edit.
+    let v = sb.hall(&sb.repo, &["status"]).ok();
+    assert_eq!(v["items"][0]["id"], "H-0001");
+    let doctor = sb.hall(&sb.repo, &["doctor"]);
+    assert_eq!(doctor.code, 1, "{doctor:?}");
+    let checks = doctor.json()["checks"].to_string();
+    assert!(
+        checks.contains("mood"),
+        "doctor names the bad key: {checks}"
+    );
+    assert!(checks.contains("not in effect until committed"), "{checks}");
+    // Committed, it is the rules, and every command names the key, file and line.
+    sb.git(&sb.repo, &["commit", "-qam", "A bad key"]);
     let run = sb.hall(&sb.repo, &["status"]);
     let e = run.err("INVALID_CONFIG", 2);
     let msg = e["error"]["message"].as_str().expect("message");
     assert!(
-        msg.contains(".hallmark.toml") && msg.contains("mood"),
+        msg.contains(".hallmark.toml") && msg.contains("mood") && msg.contains("refs/heads/main"),
         "{msg}"
     );
     std::fs::write(&config_path, format!("max_rejects = \"three\"\n{good}")).expect("write");
+    sb.git(&sb.repo, &["commit", "-qam", "Another bad key"]);
     let e = sb.hall(&sb.repo, &["status"]).err("INVALID_CONFIG", 2);
     assert!(
         e["error"]["message"]
@@ -168,10 +180,12 @@ fn invalid_config_names_key_file_and_line_and_loses_nothing() {
             .contains("line 1 (`max_rejects = \"three\"`)"),
         "{e}"
     );
-    let doctor = sb.hall(&sb.repo, &["doctor"]).ok();
-    assert_eq!(doctor["ok"], false);
-    // Fixing the file brings everything back.
+    let doctor = sb.hall(&sb.repo, &["doctor"]);
+    assert_eq!(doctor.code, 1, "{doctor:?}");
+    assert_eq!(doctor.json()["ok"], false);
+    // Committing the fix brings everything back, and nothing was lost.
     std::fs::write(&config_path, good).expect("write");
+    sb.git(&sb.repo, &["commit", "-qam", "Fix the config"]);
     let v = sb.hall(&sb.repo, &["status"]).ok();
     assert_eq!(v["items"][0]["id"], "H-0001");
 }
@@ -179,7 +193,9 @@ fn invalid_config_names_key_file_and_line_and_loses_nothing() {
 #[test]
 fn doctor_reports_each_check_with_its_fix() {
     let sb = Sandbox::new();
-    let v = sb.hall(&sb.repo, &["doctor"]).ok();
+    let run = sb.hall(&sb.repo, &["doctor"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = run.json();
     assert_eq!(v["ok"], false, "not initialized yet");
     let journal = v["checks"]
         .as_array()
@@ -208,8 +224,8 @@ fn doctor_reports_each_check_with_its_fix() {
     assert_eq!(
         names,
         [
-            "git", "gh", "claude", "plugin", "daemon", "repo", "config", "journal", "rooms",
-            "index"
+            "git", "gh", "claude", "plugin", "daemon", "repo", "config", "edit", "journal",
+            "rooms", "index", "signers", "sessions"
         ]
     );
 }

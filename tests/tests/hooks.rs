@@ -66,6 +66,24 @@ fn decision(run: &Run) -> (String, Value) {
     )
 }
 
+/// Writes `.hallmark.toml` in the main checkout and commits it: the rules in effect are
+/// the base branch's committed ones.
+fn commit_config(sb: &Sandbox, text: &str) {
+    std::fs::write(sb.repo.join(".hallmark.toml"), text).expect("config");
+    sb.git(
+        &sb.repo,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "Configure",
+            "--",
+            ".hallmark.toml",
+        ],
+    );
+}
+
 fn setup() -> (Sandbox, String, std::path::PathBuf) {
     let sb = Sandbox::initialized();
     let v = sb.hall(&sb.repo, &["new", "--title", "Hooked"]).ok();
@@ -157,14 +175,13 @@ fn edit_gate_denies_outside_an_items_worktree_and_names_the_fix() {
 fn capture_modes_ask_and_off() {
     let (sb, _id, _wt) = setup();
     let config = std::fs::read_to_string(sb.repo.join(".hallmark.toml")).expect("config");
-    std::fs::write(
-        sb.repo.join(".hallmark.toml"),
-        config.replace(
+    commit_config(
+        &sb,
+        &config.replace(
             "# mode = \"gate\"            # gate | ask | off",
             "mode = \"ask\"",
         ),
-    )
-    .expect("write");
+    );
     assert_eq!(
         decision(&hook(
             &sb,
@@ -180,14 +197,13 @@ fn capture_modes_ask_and_off() {
         "deny",
         "push is never ask"
     );
-    std::fs::write(
-        sb.repo.join(".hallmark.toml"),
-        config.replace(
+    commit_config(
+        &sb,
+        &config.replace(
             "# mode = \"gate\"            # gate | ask | off",
             "mode = \"off\"",
         ),
-    )
-    .expect("write");
+    );
     assert_eq!(
         decision(&hook(
             &sb,
@@ -235,7 +251,7 @@ fn the_push_gate_needs_a_real_hallmark_on_head() {
         msg.contains(&format!("its note is for 3f2a9c1, not {}", &sha[..7])),
         "{msg}"
     );
-    // The right shape and SHA, but the journal never recorded a hallmark.
+    // The right shape and SHA, but version 1: no signature, so no hallmark.
     sb.note(
         &wt,
         &json!({"v": 1, "item": id, "sha": sha, "round": 1, "actor": "assayer"}),
@@ -245,12 +261,14 @@ fn the_push_gate_needs_a_real_hallmark_on_head() {
         reason["error"]["message"]
             .as_str()
             .expect("m")
-            .contains(&format!("the journal of {id} records no hallmark")),
+            .contains("unsigned"),
         "{reason}"
     );
-    // Struck by Hallmark: the journal records it at HEAD. Now the push goes through.
+    assert_eq!(reason["error"]["check"], "push");
+    // Struck by Hallmark: signed, and the journal records it at HEAD. Now the push goes
+    // through.
     sb.hall(&wt, &["ready"]).ok();
-    sb.approve(&id, &sha, 1);
+    sb.strike(&id, &wt, &sha, 1);
     assert_eq!(decision(&hook(&sb, "pre-tool-use", &push, &[])).0, "allow");
     // A later commit has no note.
     sb.commit(&wt, "b.txt", "b", "more");
@@ -643,7 +661,7 @@ fn the_gate_corpus_through_the_real_hook() {
     );
     let mut wrong = Vec::new();
     for guard in ["strict", "parse"] {
-        std::fs::write(sb.repo.join(".hallmark.toml"), with_guard(guard)).expect("config");
+        commit_config(&sb, &with_guard(guard));
         for e in &entries {
             let cmd = e["cmd"].as_str().expect("cmd");
             let cwd = if e["where"] == "main" {
@@ -709,7 +727,7 @@ fn a_corrupt_journal_or_config_never_breaks_the_session() {
     }
     // A broken config is logged, and the gates go on with the defaults: breaking the
     // config must not be a way around them.
-    std::fs::write(sb.repo.join(".hallmark.toml"), "max_rejects = \"many\"\n").expect("write");
+    commit_config(&sb, "max_rejects = \"many\"\n");
     let run = hook(&sb, "pre-tool-use", &bash(&wt, "git status"), &[]);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""));
     std::fs::write(

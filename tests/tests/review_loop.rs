@@ -60,6 +60,8 @@ fn reject_fix_approve_ship_close() {
     assert_eq!(note["actor"], "assayer");
     assert_eq!(note["round"], 3);
     assert_eq!(note["open_findings"], json!(["F2"]));
+    assert_eq!(note["v"], 2, "a signed hallmark");
+    assert_eq!(note["signer"], "ada@example.com");
     // The push gate now lets that commit be pushed from the worktree.
     let (out, _) = l.bash_hook("agent", "git push origin HEAD");
     assert!(!out.contains("\"deny\""), "{out}");
@@ -399,6 +401,47 @@ fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
         note["actor"], "assayer",
         "the approval is still the assayer's"
     );
+    // The shipper signed a new statement for the new commit, naming the approved one,
+    // and it verifies against a list that trusts only the sandbox's key.
+    assert_eq!(note["v"], 2);
+    assert_eq!(
+        note["tree"],
+        l.sb.git(&l.sb.repo, &["rev-parse", &format!("{new}^{{tree}}")])
+    );
+    let old_note: Value = serde_json::from_str(
+        &l.sb
+            .git(&l.sb.repo, &["notes", "--ref=hallmark", "show", &old]),
+    )
+    .unwrap();
+    assert_ne!(note["sig"], old_note["sig"], "signed afresh, not copied");
+    let signers = l.sb.root.join("allowed_signers");
+    std::fs::write(&signers, l.sb.signers_line()).unwrap();
+    let verified =
+        l.sb.hall(
+            &l.sb.repo,
+            &[
+                "verify",
+                &new,
+                "--allowed-signers",
+                signers.to_str().unwrap(),
+            ],
+        )
+        .ok();
+    assert_eq!(verified["approved_sha"], old.as_str());
+    assert_eq!(verified["signer"], "ada@example.com");
+    // The original approval still verifies on the reviewed commit.
+    let original =
+        l.sb.hall(
+            &l.sb.repo,
+            &[
+                "verify",
+                &old,
+                "--allowed-signers",
+                signers.to_str().unwrap(),
+            ],
+        )
+        .ok();
+    assert!(original["approved_sha"].is_null());
     let verdicts: Vec<Value> = l
         .events()
         .into_iter()

@@ -1,5 +1,7 @@
 //! Shared by the benches: a generated journal of many items, written straight to the
-//! files (as fast as the disk allows), and small timing helpers.
+//! files (as fast as the disk allows), small timing helpers, and git.
+
+#![allow(dead_code)] // each bench uses its own part
 
 use std::io::Write;
 use std::path::Path;
@@ -74,6 +76,7 @@ pub fn item_events(id: ItemId, per_item: u32) -> Vec<Event> {
             EventKind::Hallmarked {
                 sha: sha.clone(),
                 round: 1,
+                seal: None,
             },
             EventKind::Shipped {
                 sha: sha.clone(),
@@ -160,4 +163,25 @@ pub fn median(mut v: Vec<Duration>) -> Duration {
 
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// Runs git in `dir` as a bench author, with no user configuration, and returns its
+/// trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "Bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }

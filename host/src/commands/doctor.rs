@@ -1,4 +1,11 @@
 //! `hall doctor`: is everything Hallmark needs here, and if not, what fixes it.
+//!
+//! The reply is the same whether or not the checks pass, but the exit code is not: 1 when
+//! a required check fails, so a script or an agent that only looks at the status learns
+//! that this repository can't be worked in as it is. It is 1 rather than one of the
+//! specific codes because the failures are of every kind (a missing tool, a bad config,
+//! an unreadable journal) and none of them is the doctor's own error; the reply says
+//! which check failed and its fix.
 
 use std::process::Command;
 
@@ -102,35 +109,20 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
                     )),
                 );
             } else {
-                add(
-                    "config",
-                    true,
-                    Config::load(&repo.main_root)
-                        .map(|_| format!("{} is valid", Config::path(&repo.main_root).display()))
-                        .map_err(|e| {
-                            (
-                                e.message,
-                                format!("edit {}", Config::path(&repo.main_root).display()),
-                            )
-                        }),
-                );
+                add("config", true, check_config(&repo));
+                add("edit", true, check_working_copy(&repo));
                 add("journal", true, check_journal(&journal));
-                let hall = Config::load(&repo.main_root)
+                let hall = crate::committed::rules(&repo)
                     .ok()
-                    .map(|config| super::Hall {
+                    .map(|rules| super::Hall {
                         repo: repo.clone(),
                         journal: journal.clone(),
-                        config,
+                        config: rules.config,
                     });
                 add("rooms", true, check_rooms(hall.as_ref()));
-                add(
-                    "index",
-                    true,
-                    crate::index::Index::open(&journal)
-                        .and_then(|i| i.event_count())
-                        .map(|n| format!("{n} events indexed"))
-                        .map_err(|e| (e.message, "hall reindex".into())),
-                );
+                add("index", true, check_index(&journal));
+                add("signers", false, check_signers(&repo));
+                add("sessions", false, check_sessions());
             }
         }
     }
@@ -159,11 +151,95 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
         })
         .collect();
     text.push(next_text(&next));
-    Ok(Reply::new(
-        &DoctorReply { ok, checks, next },
-        text.join("\n"),
-    ))
+    let mut reply = Reply::new(&DoctorReply { ok, checks, next }, text.join("\n"));
+    if !ok {
+        reply.exit = FAILED;
+    }
+    Ok(reply)
 }
+
+/// The rules in effect: the base branch's committed `.hallmark.toml`.
+fn check_config(repo: &crate::git::Repo) -> std::result::Result<String, (String, String)> {
+    match crate::committed::rules(repo) {
+        Ok(r) => Ok(match (&r.tip, r.committed) {
+            (Some(tip), true) => format!(
+                "the rules in effect are .hallmark.toml on {} at {}",
+                r.config.base,
+                super::short(&tip.sha)
+            ),
+            (Some(_), false) => format!(
+                "{} has no .hallmark.toml: every key is its default",
+                r.config.base
+            ),
+            (None, _) => format!(
+                "the base branch {} has no commit yet: every key is its default",
+                r.config.base
+            ),
+        }),
+        Err(e) => Err((
+            e.message,
+            "fix .hallmark.toml and commit it on the base branch".to_string(),
+        )),
+    }
+}
+
+/// An edit of `.hallmark.toml` in the main checkout that isn't committed is not in
+/// effect; one that doesn't parse is a mistake waiting to be committed.
+fn check_working_copy(repo: &crate::git::Repo) -> std::result::Result<String, (String, String)> {
+    let path = Config::path(&repo.main_root);
+    let Ok(rules) = crate::committed::rules(repo) else {
+        return Ok("see the config check".into());
+    };
+    match crate::committed::working_copy(repo, &rules) {
+        crate::committed::WorkingCopy::Committed => {
+            Ok(format!("{} is as committed", path.display()))
+        }
+        crate::committed::WorkingCopy::Removed => Ok(format!(
+            "{} is removed in the main checkout; the committed one stays in effect until the removal is committed",
+            path.display()
+        )),
+        crate::committed::WorkingCopy::Uncommitted => match Config::load(&repo.main_root) {
+            Ok(_) => Ok(format!(
+                "{} has changes that are not in effect until committed on {}",
+                path.display(),
+                rules.config.base
+            )),
+            Err(e) => Err((
+                format!("{} (not in effect until committed)", e.message),
+                format!("edit {}", path.display()),
+            )),
+        },
+    }
+}
+
+/// Whether the base branch lists who may sign hallmarks, so CI can verify them.
+fn check_signers(repo: &crate::git::Repo) -> std::result::Result<String, (String, String)> {
+    let base = crate::committed::base_name(repo);
+    match crate::hallmark::Trust::from_base(&repo.main_root, &base) {
+        Ok(Some(t)) if !t.is_empty() => Ok(format!("hallmarks verify against {}", t.source())),
+        _ => Err((
+            format!("{base} has no .hallmark/allowed_signers, so CI can't verify hallmarks"),
+            "hall init --signers, then commit .hallmark/allowed_signers on the base branch".into(),
+        )),
+    }
+}
+
+/// Whether `hall claude` can start sessions in Claude Code's sandbox here.
+fn check_sessions() -> std::result::Result<String, (String, String)> {
+    if !super::claude::confine_by_default() {
+        return Err((
+            "sessions start unconfined ([sessions] confine = false): only the hooks gate them"
+                .into(),
+            "hall setup claude".into(),
+        ));
+    }
+    crate::confine::available()
+        .map(|_| "`hall claude` starts sessions in Claude Code's sandbox".to_string())
+        .map_err(|why| (why, "install what is named, then `hall claude`".to_string()))
+}
+
+/// The exit code when a required check fails (see the module's comment).
+const FAILED: u8 = 1;
 
 /// Whether the review loop runs: the daemon's heartbeat.
 fn daemon_check() -> std::result::Result<String, (String, String)> {
@@ -189,12 +265,17 @@ fn daemon_check() -> std::result::Result<String, (String, String)> {
 }
 
 fn check_journal(journal: &Journal) -> std::result::Result<String, (String, String)> {
-    let ids = journal.item_ids().map_err(|e| {
-        (
-            e.message,
-            "check the journal directory's permissions".into(),
-        )
-    })?;
+    let root = journal.root();
+    let permissions = format!("check the permissions of {}", root.display());
+    // Every command and hook writes here; a directory that can't take a new file fails
+    // them all, so say so before they do.
+    let probe = root.join(format!(".doctor-probe.{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| (format!("{}: {e}", root.display()), permissions.clone()))?;
+    let ids = journal
+        .item_ids()
+        .map_err(|e| (e.message, permissions.clone()))?;
     let mut events = 0usize;
     let mut torn = 0usize;
     for id in &ids {
@@ -216,6 +297,29 @@ fn check_journal(journal: &Journal) -> std::result::Result<String, (String, Stri
             String::new()
         }
     ))
+}
+
+/// The index opens, catches up and passes SQLite's quick check; a damaged file is
+/// rebuilt from the journal on the way, which the detail mentions.
+fn check_index(journal: &Journal) -> std::result::Result<String, (String, String)> {
+    let failed = |e: crate::error::HallError| {
+        let fix = e
+            .next
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "hall reindex".into());
+        (e.message, fix)
+    };
+    let index = crate::index::Index::open(journal).map_err(failed)?;
+    index.verify().map_err(failed)?;
+    let events = index.event_count().map_err(failed)?;
+    Ok(match index.healed() {
+        Some(reason) => format!(
+            "{events} events indexed; the file was damaged ({reason}) and was rebuilt from the journal (see {})",
+            crate::index::log_file(journal).display()
+        ),
+        None => format!("{events} events indexed"),
+    })
 }
 
 /// Every world's room loads (a configured room that doesn't is a failure, not a fallback).

@@ -1,5 +1,7 @@
 //! `hall init`: the journal directory, `.hallmark.toml`, the review stub, the CLAUDE.md
-//! section and the repo's registration. Safe to run again: it only adds what is missing.
+//! section, the repo's registration and the user's signing key (made when missing).
+//! `--signers` also adds the user's key to `.hallmark/allowed_signers`, for a person to
+//! commit on the base branch. Safe to run again: it only adds what is missing.
 
 use std::path::Path;
 
@@ -25,6 +27,9 @@ pub struct InitReply {
     /// Files created or changed by this run (empty on a repeat).
     pub wrote: Vec<String>,
     pub registered: bool,
+    /// With `--signers`: the allowed_signers file that lists your key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signers: Option<String>,
     pub next: Vec<String>,
 }
 
@@ -76,6 +81,19 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         Config::load(&root)?
     };
 
+    // Which branch is the base is recorded in the journal, where no checkout can change
+    // it: the rules are read from that branch (see crate::committed).
+    let record_path = journal.root().join("repo.json");
+    let base = args
+        .base
+        .clone()
+        .or_else(|| crate::committed::record(journal.root()).map(|r| r.base))
+        .unwrap_or_else(|| config.base.clone());
+    if crate::committed::record(journal.root()).map(|r| r.base) != Some(base.clone()) {
+        crate::committed::write_record(journal.root(), &crate::committed::RepoRecord { base })?;
+        wrote.push(record_path.display().to_string());
+    }
+
     let review = root.join(".hallmark").join("review.md");
     if !review.exists() {
         std::fs::create_dir_all(review.parent().unwrap_or(&root))?;
@@ -95,12 +113,36 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     }
 
     let registered = register(&root).is_ok();
+    // The repository files written so far, before the key and the signers file.
+    let setup_written = !wrote.is_empty();
+    let mut warnings = Vec::new();
+    match crate::sign::ensure_key() {
+        Ok(k) if k.created => wrote.push(k.path.display().to_string()),
+        Ok(_) => {}
+        Err(e) => warnings.push(format!("no signing key yet: {e}")),
+    }
+    let signers = if args.signers {
+        let (path, changed) = add_signer(&root)?;
+        if changed {
+            wrote.push(path.display().to_string());
+        }
+        Some((path, changed))
+    } else {
+        None
+    };
     let mut next = Vec::new();
-    if !wrote.is_empty() {
+    if setup_written {
         next.push(
             "git add .hallmark.toml .hallmark CLAUDE.md && git commit -m \"Set up Hallmark\""
                 .to_string(),
         );
+    }
+    if let Some((_, true)) = &signers {
+        next.push(format!(
+            "git add {} && git commit -m \"Trust my hallmark key\" (on {})",
+            crate::hallmark::SIGNERS_FILE,
+            config.base
+        ));
     }
     next.push("hall new --title \"…\"".to_string());
     next.push("hall doctor".to_string());
@@ -112,6 +154,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         gates: config.gates.clone(),
         wrote,
         registered,
+        signers: signers.map(|(p, _)| p.display().to_string()),
         next,
     };
     let text = format!(
@@ -125,8 +168,43 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         },
         next_text(&reply.next)
     );
-    Ok(Reply::new(&reply, text))
+    Ok(Reply::new(&reply, text).warn(warnings))
 }
+
+/// Adds the user's key to `.hallmark/allowed_signers` unless a line already lets it sign
+/// hallmarks as the user's principal; true when the file changed.
+fn add_signer(root: &Path) -> Result<(std::path::PathBuf, bool)> {
+    use crate::sign::allowed::{AllowedSigners, line};
+    let signer = crate::sign::Signer::load(Some(root))?;
+    let path = root.join(crate::hallmark::SIGNERS_FILE);
+    let old = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let key = signer.public_key();
+    if AllowedSigners::parse(&old).lists(signer.principal(), key.key_data()) {
+        return Ok((path, false));
+    }
+    let mut text = if old.is_empty() {
+        SIGNERS_HEADER.to_string()
+    } else if old.ends_with('\n') {
+        old
+    } else {
+        format!("{old}\n")
+    };
+    text.push_str(&line(signer.principal(), key));
+    text.push('\n');
+    std::fs::create_dir_all(path.parent().unwrap_or(root))?;
+    write_atomic(&path, text.as_bytes())?;
+    Ok((path, true))
+}
+
+const SIGNERS_HEADER: &str =
+    "# Who may sign this repository's hallmarks, read from the base branch by `hall verify`
+# and the push gate (the format of ssh-keygen's allowed_signers). Add yourself with
+# `hall init --signers` and commit the file on the base branch.
+";
 
 /// Asks the gates room which checks this repository has, from its tracked files and
 /// root manifests, and records which room decided.

@@ -231,7 +231,7 @@ pub fn describe(kind: &EventKind) -> String {
             format!("{tokens} more tokens allowed for {day}")
         }
         EventKind::Escalated { reason } => reason.clone(),
-        EventKind::Hallmarked { sha, round } => {
+        EventKind::Hallmarked { sha, round, .. } => {
             format!("hallmark on {} (round {round})", super::short(sha))
         }
         EventKind::FixSubmitted { sha, fixed, .. } => {

@@ -5,6 +5,7 @@ mod adopt;
 mod answer;
 mod ask;
 mod budget;
+mod claude;
 mod daemon;
 mod doctor;
 mod drop;
@@ -15,6 +16,8 @@ mod inbox;
 mod next;
 pub mod trace;
 mod verdict;
+mod verify;
+pub use claude::{SESSION_ENV, confine_by_default as claude_confine_by_default};
 pub use inbox::count as inbox_count;
 mod init;
 mod log;
@@ -117,7 +120,8 @@ impl Ctx {
             )
             .hint("hall init"));
         }
-        let config = Config::load(&repo.main_root)?;
+        // The rules in effect are the base branch's committed ones, never a working copy.
+        let config = crate::committed::rules(&repo)?.config;
         Ok(Hall {
             repo,
             journal,
@@ -365,8 +369,12 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         ),
         Some(Cmd::Init(a)) => init::run(ctx, &a),
         Some(Cmd::Doctor) => doctor::run(ctx),
-        Some(Cmd::Setup(crate::cli::SetupCmd::Claude { dry_run })) => setup::claude(dry_run),
+        Some(Cmd::Setup(crate::cli::SetupCmd::Claude {
+            dry_run,
+            no_confine,
+        })) => setup::claude(dry_run, no_confine),
         Some(Cmd::New(a)) => new::run(ctx, &a),
+        Some(Cmd::Claude(a)) => claude::run(ctx, &a),
         Some(Cmd::Adopt(a)) => adopt::run(ctx, &a),
         Some(Cmd::Status(a)) => status::run(ctx, &a),
         Some(Cmd::Log(a)) => log::run(ctx, &a),
@@ -387,6 +395,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Findings(a)) => findings::run(ctx, &a),
         Some(Cmd::Fixed(a)) => fixed::run(ctx, &a),
         Some(Cmd::Verdict(a)) => verdict::run(ctx, &a),
+        Some(Cmd::Verify(a)) => verify::run(ctx, &a),
         Some(Cmd::Budget(a)) => budget::run(ctx, &a),
         Some(Cmd::Trace(a)) => trace::run(ctx, &a),
         Some(Cmd::Help) => help::run(),

@@ -103,9 +103,18 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
     let worktree = item.worktree.clone().unwrap_or_default();
     let mut next = vec![format!("cd {worktree}"), format!("hall status {id}")];
     if args.open {
-        open_claude(&worktree, request.as_deref().unwrap_or(&title));
+        // The session starts confined, as `hall claude` starts it.
+        let prompt = request.as_deref().unwrap_or(&title).to_string();
+        let unconfined = !super::claude::confine_by_default();
+        super::claude::launch(
+            &hall,
+            std::path::Path::new(&worktree),
+            &id.to_string(),
+            unconfined,
+            &[prompt],
+        )?;
     } else {
-        next.push(format!("cd {worktree} && claude"));
+        next.push(format!("hall claude {id}"));
     }
     let reply = NewReply {
         item: id,
@@ -214,11 +223,4 @@ fn fetch_issue(hall: &Hall, n: u64) -> Result<GhIssue> {
             format!("gh printed unexpected JSON: {e}"),
         )
     })
-}
-
-fn open_claude(worktree: &str, prompt: &str) {
-    let _ = std::process::Command::new("claude")
-        .arg(prompt)
-        .current_dir(worktree)
-        .status();
 }

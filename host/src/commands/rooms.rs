@@ -113,6 +113,8 @@ fn list(ctx: &Ctx) -> Result<Reply> {
     Ok(Reply::new(&ListReply { rooms, next }, text))
 }
 
+/// `hall rooms check`: the report for a room this hall can run, else
+/// `ROOM_INCOMPATIBLE` naming every problem.
 fn check(file: &PathBuf) -> Result<Reply> {
     let bytes = std::fs::read(file).map_err(|e| {
         HallError::new(
@@ -123,13 +125,22 @@ fn check(file: &PathBuf) -> Result<Reply> {
     })?;
     let rooms = policy::runtime()?;
     let report = rooms.check(&bytes);
+    if !report.problems.is_empty() {
+        // A component that serves one world and fails another is refused too:
+        // whatever it was configured as, something in it cannot run.
+        return Err(HallError::new(
+            Code::RoomIncompatible,
+            format!(
+                "{} cannot run in this hall: {}",
+                file.display(),
+                report.problems.join("; ")
+            ),
+        )
+        .hint("docs/rooms.md"));
+    }
     let text = serde_json::to_string_pretty(&report).unwrap_or_default();
     let mut json = serde_json::to_value(&report).map_err(HallError::internal)?;
-    let next: Vec<String> = if report.runnable.is_empty() {
-        vec!["docs/rooms.md".to_string()]
-    } else {
-        vec![format!("hall rooms run {} --input <json>", file.display())]
-    };
+    let next = vec![format!("hall rooms run {} --input <json>", file.display())];
     json["next"] = serde_json::json!(next);
     Ok(Reply {
         json,

@@ -41,6 +41,31 @@ fn logs_dir(ctx: &Ctx) -> Result<PathBuf> {
         .ok_or_else(|| HallError::internal("no cache directory for the log"))
 }
 
+/// The directory for a new log: [`logs_dir`], or the temp directory when that can't be
+/// written (a confined session sees the journal read-only).
+fn writable_logs_dir(ctx: &Ctx) -> Result<PathBuf> {
+    let dir = logs_dir(ctx)?;
+    let probe = dir.join(format!(".probe-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(&probe, b"").is_ok() {
+        let _ = std::fs::remove_file(&probe);
+        return Ok(dir);
+    }
+    let fallback = fallback_logs_dir();
+    std::fs::create_dir_all(&fallback).map_err(|e| {
+        HallError::internal(format!(
+            "neither {} nor {} can take the log: {e}",
+            dir.display(),
+            fallback.display()
+        ))
+    })?;
+    Ok(fallback)
+}
+
+/// Where logs go when the journal can't take them.
+fn fallback_logs_dir() -> PathBuf {
+    std::env::temp_dir().join("hallmark-runs")
+}
+
 pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
     if let Some(log) = &args.show {
         return show(ctx, log, args.lines.as_deref(), args.grep.as_deref());
@@ -75,7 +100,7 @@ pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
     let status = child.wait()?;
     let exit_code = exit_code(&status);
 
-    let dir = logs_dir(ctx)?;
+    let dir = writable_logs_dir(ctx)?;
     std::fs::create_dir_all(&dir)?;
     let stamp = ctx.stamp.replace([':', '-'], "");
     let name = format!(
@@ -176,7 +201,13 @@ fn show(ctx: &Ctx, log: &str, lines: Option<&str>, grep: Option<&str>) -> Result
     let path = if direct.is_file() {
         direct.to_path_buf()
     } else {
-        logs_dir(ctx)?.join(log)
+        let primary = logs_dir(ctx)?.join(log);
+        let fallback = fallback_logs_dir().join(log);
+        if !primary.is_file() && fallback.is_file() {
+            fallback
+        } else {
+            primary
+        }
     };
     let bytes = std::fs::read(&path).map_err(|e| {
         HallError::new(Code::Usage, format!("no log {log}: {e}")).hint("hall run -- <command>")

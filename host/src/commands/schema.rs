@@ -34,6 +34,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "init" => of::<init::InitReply>(),
         "doctor" => of::<doctor::DoctorReply>(),
         "new" => of::<new::NewReply>(),
+        "claude" => of::<claude::ClaudeReply>(),
         "adopt" => of::<adopt::AdoptReply>(),
         "status" => {
             serde_json::json!({ "oneOf": [of::<status::StatusReply>(), of::<status::ItemStatusReply>()] })
@@ -51,6 +52,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "budget" => of::<budget::BudgetReply>(),
         "trace" => of::<trace::TraceReply>(),
         "verdict-file" => crate::office::verdict::schema(),
+        "verify" => of::<verify::VerifyReply>(),
         "drop" => of::<drop::DropReply>(),
         "run" => of::<run::RunReply>(),
         "setup" => of::<setup::SetupReply>(),

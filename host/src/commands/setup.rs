@@ -3,7 +3,8 @@
 //! The plugin ships inside the binary. Setup writes it as a local marketplace under the
 //! user data directory, with this binary's absolute path in the hooks (so hooks work
 //! whatever the session's PATH), then asks the `claude` CLI to add the marketplace and
-//! install the plugin at user scope. Both steps are idempotent.
+//! install the plugin at user scope. Both steps are idempotent. Setup also makes the
+//! user's hallmark signing key when there is none (see `crate::sign`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,7 +100,42 @@ pub struct SetupReply {
     pub files: Vec<String>,
     /// The claude commands run (or that would run).
     pub commands: Vec<String>,
+    /// The private key hallmarks are signed with (made when it was missing).
+    pub signing_key: String,
+    /// Whether `hall claude` starts sessions in Claude Code's sandbox.
+    pub sessions: SessionsSetup,
     pub next: Vec<String>,
+}
+
+/// How sessions are confined (see docs/security.md).
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct SessionsSetup {
+    /// `hall claude` and `hall new --open` start sessions confined.
+    pub confine: bool,
+    /// Whether this machine can run the sandbox.
+    pub available: bool,
+    /// What is missing, when it can't.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+/// Records `[sessions] confine` in the user config, keeping what else is there.
+fn record_confine(confine: bool) -> Result<()> {
+    let dir = crate::platform::config_dir()
+        .ok_or_else(|| HallError::internal("no user config directory"))?;
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| {
+        HallError::new(Code::InvalidConfig, format!("{}: {e}", path.display()))
+            .hint(format!("edit {}", path.display()))
+    })?;
+    if !doc.contains_table("sessions") {
+        doc["sessions"] = toml_edit::table();
+    }
+    doc["sessions"]["confine"] = toml_edit::value(confine);
+    crate::journal::file::write_atomic(&path, doc.to_string().as_bytes())?;
+    Ok(())
 }
 
 fn quote_path(p: &Path) -> String {
@@ -116,7 +152,7 @@ pub fn marketplace_dir() -> Option<PathBuf> {
     crate::platform::data_dir().map(|d| d.join("claude"))
 }
 
-pub fn claude(dry_run: bool) -> Result<Reply> {
+pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
     let root = marketplace_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
     let plugin = root.join("hallmark");
     let hall = std::env::current_exe()?.canonicalize()?;
@@ -136,6 +172,20 @@ pub fn claude(dry_run: bool) -> Result<Reply> {
         format!("claude plugin marketplace add {}", root.display()),
         format!("claude plugin install {PLUGIN_ID}"),
     ];
+    let mut warnings = Vec::new();
+    let signing_key = if dry_run {
+        crate::platform::config_dir()
+            .map(|d| crate::sign::key_path(&d).0.display().to_string())
+            .unwrap_or_default()
+    } else {
+        match crate::sign::ensure_key() {
+            Ok(k) => k.path.display().to_string(),
+            Err(e) => {
+                warnings.push(format!("no signing key yet: {e}"));
+                String::new()
+            }
+        }
+    };
     if !dry_run {
         for (path, text) in &files {
             if let Some(dir) = path.parent() {
@@ -173,10 +223,24 @@ pub fn claude(dry_run: bool) -> Result<Reply> {
             }
         }
     }
+    if !dry_run {
+        record_confine(!no_confine)?;
+    }
+    let missing = crate::confine::available().err();
+    let sessions = SessionsSetup {
+        confine: !no_confine,
+        available: missing.is_none(),
+        missing: missing.clone(),
+    };
+    if let (false, Some(m)) = (no_confine, &missing) {
+        warnings.push(format!(
+            "{m}; until then `hall claude` refuses to start a session unconfined unless told `--unconfined`"
+        ));
+    }
     let next = if dry_run {
         vec!["hall setup claude".to_string()]
     } else {
-        vec!["hall doctor".to_string(), "claude".to_string()]
+        vec!["hall doctor".to_string(), "hall claude".to_string()]
     };
     let reply = SetupReply {
         dry_run,
@@ -185,6 +249,8 @@ pub fn claude(dry_run: bool) -> Result<Reply> {
         hall: hall.display().to_string(),
         files: files.iter().map(|(p, _)| p.display().to_string()).collect(),
         commands,
+        signing_key,
+        sessions,
         next,
     };
     let text = format!(
@@ -204,7 +270,7 @@ pub fn claude(dry_run: bool) -> Result<Reply> {
             .join("\n"),
         next_text(&reply.next)
     );
-    Ok(Reply::new(&reply, text))
+    Ok(Reply::new(&reply, text).warn(warnings))
 }
 
 /// Whether Claude Code has the plugin enabled for this user, with hooks that call an

@@ -1,6 +1,7 @@
 //! `hall verdict --file <json>`: a person's verdict, checked by the verdict room and
 //! recorded as a human override (named as one in the log, the note and the PR comment).
-//! Agents are refused: only a script or a person decides approval.
+//! Agents are refused: only a script or a person decides approval. An approval is signed
+//! here with the person's key, the only place besides the loop's own steps that signs.
 
 use super::{Ctx, ItemReply, Reply, refused, sync_queue};
 use crate::cli::VerdictArgs;
@@ -39,22 +40,38 @@ pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
     let sha = item.sha.clone().unwrap_or_default();
     let findings = verdict::findings(&checked, review::findings_so_far(&events) + 1);
     let max_rejects = hall.config.max_rejects;
-    let tx = hall.journal.transact(id, |now, _| {
-        let kinds = decide(
-            now,
-            &Action::Verdict {
-                sha: sha.clone(),
-                approved: checked.approved,
-                findings: findings.clone(),
-                model: None,
-                summary: Some(checked.summary.clone()),
-                by: Some("you".into()),
-                max_rejects,
-            },
-        )
-        .map_err(|r| refused(id, r))?;
+    // A person's approval is signed with their key, here, like the assayer's.
+    let signer = if checked.approved {
+        Some(crate::sign::Signer::load(Some(&hall.repo.main_root))?)
+    } else {
+        None
+    };
+    let tx = hall.journal.transact(id, |now, events| {
+        let action = Action::Verdict {
+            sha: sha.clone(),
+            approved: checked.approved,
+            findings: findings.clone(),
+            model: None,
+            summary: Some(checked.summary.clone()),
+            by: Some("you".into()),
+            max_rejects,
+            seal: None,
+        };
         let mut out = vec![used.clone()];
-        out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
+        match &signer {
+            Some(signer) => out.extend(verdict::decide_signed(
+                &hall,
+                ctx,
+                id,
+                (now, events),
+                action,
+                signer,
+            )?),
+            None => {
+                let kinds = decide(now, &action).map_err(|r| refused(id, r))?;
+                out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
+            }
+        }
         Ok(out)
     })?;
     if tx.after.hallmark.is_some() {

@@ -6,28 +6,14 @@
 //! context. `git` and `gh` have their own modules.
 
 use super::Effect;
+use super::place::Place;
 use super::shell::{Stdin, Walker, quote};
 use super::words::Arg;
 use super::wrappers::Wrapper;
 
 /// Programs that run the shell text they are given (`-c`) or read from stdin.
-const SHELLS: &[&str] = &[
+pub(super) const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish",
-];
-
-/// Interpreters whose code can call git in ways the shell parser can't see.
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python3",
-    "python2",
-    "node",
-    "deno",
-    "bun",
-    "perl",
-    "ruby",
-    "php",
-    "lua",
-    "osascript",
 ];
 
 /// Task runners whose targets are named, not shown: strict mode judges them by name.
@@ -54,12 +40,6 @@ const RUNNERS: &[&str] = &[
     "earthly",
 ];
 
-/// Programs that can change a file given as an argument.
-const FILE_WRITERS: &[&str] = &[
-    "rm", "mv", "cp", "tee", "ln", "truncate", "dd", "install", "rsync", "sed", "perl", "touch",
-    "shred", "unlink",
-];
-
 impl Walker<'_> {
     /// Classifies one simple command. `env` holds its prefix assignments.
     pub(super) fn classify(&mut self, argv: Vec<Arg>, env: Vec<(String, Arg)>, stdin: Stdin) {
@@ -67,11 +47,12 @@ impl Walker<'_> {
             return;
         };
         self.check_ship(&argv);
-        if first.dynamic {
+        if first.dynamic || first.text.contains(['*', '?', '[']) {
             let reason = format!("its command word `{}` is computed at run time", first.text);
             self.unfollowable(reason);
             return;
         }
+        self.risky_env(&env);
         let path = first.text.clone();
         let name = basename(&path).to_owned();
         let args = &argv[1..];
@@ -79,7 +60,10 @@ impl Walker<'_> {
         match name.as_str() {
             "git" | "hub" => {
                 if name == "hub" && args.first().is_some_and(|a| a.text == "pull-request") {
-                    self.found(Effect::PrCreate);
+                    self.found(Effect::PrCreate {
+                        place: self.place.clone(),
+                        head: None,
+                    });
                     return;
                 }
                 self.git(args, &env, &stdin, 0);
@@ -99,7 +83,7 @@ impl Walker<'_> {
             return;
         }
         if SHELLS.contains(&name.as_str()) {
-            self.shell(&argv, stdin);
+            self.shell(&argv, &env, stdin);
             return;
         }
         match name.as_str() {
@@ -107,7 +91,7 @@ impl Walker<'_> {
             "eval" => self.eval(args),
             "source" | "." => {
                 if let Some(p) = args.first() {
-                    self.script(p, &argv);
+                    self.source(p, &argv)
                 }
             }
             "trap" => self.trap(args),
@@ -121,27 +105,59 @@ impl Walker<'_> {
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
+                // `declare -n ref=var` makes a name that follows another: unknown.
+                let nameref = args
+                    .iter()
+                    .take_while(|a| a.text.starts_with('-'))
+                    .any(|a| a.text.contains('n') && !a.text.starts_with("--"));
                 for a in args {
                     if let Some((n, v)) = a.text.split_once('=') {
                         let n = n.trim_end_matches('+');
+                        if nameref {
+                            self.forget_var(n);
+                            self.forget_var(v);
+                            self.namerefs.insert(n.to_owned(), v.to_owned());
+                            continue;
+                        }
                         let value = Arg {
                             text: v.to_owned(),
                             dynamic: a.dynamic,
                         };
                         self.set_var(n, &value);
+                    } else if nameref && is_name(&a.text) {
+                        self.forget_var(&a.text);
+                        self.namerefs.insert(a.text.clone(), String::new());
                     }
                 }
+            }
+            "read" | "mapfile" | "readarray" | "getopts" | "let" => {
+                // Each assigns names from input or arithmetic the guard doesn't see.
+                for a in args {
+                    let n = a.text.split('=').next().unwrap_or("");
+                    if is_name(n) {
+                        self.forget_var(n);
+                    }
+                }
+                if name == "read" || name == "mapfile" || name == "readarray" {
+                    self.forget_var("REPLY");
+                    self.forget_var("MAPFILE");
+                }
+            }
+            "printf" => {
+                // `printf -v NAME …` assigns NAME.
+                if let Some(i) = args.iter().position(|a| a.text == "-v")
+                    && let Some(n) = args.get(i + 1)
+                {
+                    self.forget_var(&n.text);
+                }
+                self.file_args("printf", args, None);
             }
             "unset" => {
                 for a in args {
                     self.vars.remove(&a.text);
                 }
             }
-            "cd" | "pushd" => {
-                if let Some(dir) = args.iter().find(|a| !a.text.starts_with('-')) {
-                    self.cwd = (!dir.dynamic).then(|| dir.text.clone());
-                }
-            }
+            "cd" | "pushd" | "popd" | "chdir" => self.cd(&name, args),
             "xargs" => self.xargs(args, env, stdin),
             "parallel" => self.parallel(args, env),
             "find" => self.find(args),
@@ -153,45 +169,96 @@ impl Walker<'_> {
                     self.classify(args[2..].to_vec(), env, stdin);
                 }
             }
-            "su" => {
-                if let Some(i) = args
-                    .iter()
-                    .position(|a| a.text == "-c" || a.text == "--command")
-                    && let Some(c) = args.get(i + 1)
-                {
-                    self.shell_text(c, &argv);
-                }
-            }
-            "script" => {
-                if let Some(i) = args
-                    .iter()
-                    .position(|a| a.text == "-c" || a.text == "--command")
-                    && let Some(c) = args.get(i + 1)
-                {
-                    self.shell_text(c, &argv);
+            "su" | "script" | "sg" => {
+                if let Some(c) = command_option(args) {
+                    self.shell_text(&c, &argv);
+                } else if name == "su" || name == "sg" {
+                    // A login shell reads commands from its input.
+                    self.unfollowable(format!(
+                        "`{name}` starts a shell that reads commands the guard can't see"
+                    ));
                 }
             }
             "ssh" | "mosh" => {
                 // A command given to ssh runs on another machine: not this repo's push.
             }
-            n if INTERPRETERS.contains(&n) && !(n == "bun" && is_runner_call(args)) => {
-                self.interpreter(&argv, &stdin)
+            "make" | "gmake" | "bmake" => self.make(&argv, &stdin),
+            n if let Some(why) =
+                super::programs::runs_own_commands(n, args, matches!(stdin, Stdin::Inherit)) =>
+            {
+                self.unfollowable(why)
             }
+            n if super::programs::is_db_shell(n) => self.db_shell(n, args, &stdin),
+            n if n == "bun" && is_runner_call(args) => self.runner(&argv),
+            n if super::code::Lang::of(n).is_some() => self.interpreter(&argv, &stdin),
             n if RUNNERS.contains(&n) => self.runner(&argv),
             _ => {
                 if let Some(w) = Wrapper::named(&name) {
                     self.wrapper(w, &argv, env, stdin);
                     return;
                 }
-                if FILE_WRITERS.contains(&name.as_str())
-                    && let Some(a) = args.iter().find(|a| a.text.contains("refs/notes"))
-                {
-                    let how = format!("{name} {}", a.text);
-                    self.found(Effect::NoteWrite { how });
+                let stdin_text = match &stdin {
+                    Stdin::Text(t) => Some(t.clone()),
+                    _ => None,
+                };
+                if self.file_args(&name, args, stdin_text.as_deref()) {
+                    return;
                 }
                 if path.contains('/') {
                     self.script(&argv[0], &argv);
                 }
+                // A program the guard doesn't know: judge the paths it is given, and
+                // follow a command hidden in its arguments.
+                for a in args.iter().filter(|a| super::programs::looks_like_path(a)) {
+                    self.use_path(a, &name, false);
+                }
+                self.unknown_wrapper(&argv);
+            }
+        }
+    }
+
+    /// Environment that changes what any program runs: a preloaded library, or a
+    /// shell startup file.
+    fn risky_env(&mut self, env: &[(String, Arg)]) {
+        for (k, v) in env {
+            if matches!(
+                k.as_str(),
+                "LD_PRELOAD"
+                    | "LD_LIBRARY_PATH"
+                    | "LD_AUDIT"
+                    | "DYLD_INSERT_LIBRARIES"
+                    | "DYLD_LIBRARY_PATH"
+            ) {
+                self.unfollowable(format!("{k}={} loads code into the program", v.text));
+            }
+        }
+    }
+
+    /// `cd DIR`, `pushd DIR`, `popd`: where later commands run.
+    fn cd(&mut self, name: &str, args: &[Arg]) {
+        let dir = args.iter().find(|a| !a.text.starts_with('-') || a.dynamic);
+        let mut next = match (name, dir) {
+            ("popd", _) => Place::unknown(),
+            (_, Some(d)) if d.text == "-" => Place::unknown(),
+            (_, Some(d)) => self.place.enter(d),
+            (_, None) if args.iter().any(|a| a.text == "-") => Place::unknown(),
+            (_, None) => self.place.enter(&Arg::lit("~")),
+        };
+        if self.cond_depth > 0 {
+            // A `cd` the shell may skip leaves the directory unknown.
+            next.dynamic = true;
+        }
+        self.place = next;
+    }
+
+    /// `source FILE` runs FILE in this shell: its assignments last.
+    fn source(&mut self, path: &Arg, argv: &[Arg]) {
+        match self.script_text(path) {
+            Some(text) => self.with_outer(argv, |w| w.analyze_str(&text)),
+            None => {
+                // Whatever it set is unknown from here on.
+                self.vars.clear();
+                self.script(path, argv);
             }
         }
     }
@@ -205,6 +272,10 @@ impl Walker<'_> {
             .split_whitespace()
             .take_while(|w| !w.contains('{') && !matches!(*w, "&&" | "||" | ";" | "|"))
             .collect();
+        // A ship command that starts with git or gh is judged precisely by what it runs.
+        if want.first().is_some_and(|w| matches!(*w, "git" | "gh")) {
+            return;
+        }
         if want.is_empty() || argv.len() < want.len() {
             return;
         }
@@ -213,13 +284,25 @@ impl Walker<'_> {
             .zip(&want)
             .all(|(a, w)| !a.dynamic && a.text == *w)
         {
-            self.found(Effect::ShipCommand);
+            self.found(Effect::ShipCommand {
+                place: self.place.clone(),
+            });
         }
     }
 
     /// `sh`, `bash -ec '…'`, `bash script.sh`, `bash <<EOF`, `… | sh`.
-    fn shell(&mut self, argv: &[Arg], stdin: Stdin) {
+    fn shell(&mut self, argv: &[Arg], env: &[(String, Arg)], stdin: Stdin) {
         let args = &argv[1..];
+        // A startup file named in the environment runs before anything else.
+        for (k, v) in env {
+            if matches!(
+                k.as_str(),
+                "BASH_ENV" | "ENV" | "ZDOTDIR" | "PROMPT_COMMAND"
+            ) && !matches!(v.text.as_str(), "" | "/dev/null")
+            {
+                self.unfollowable(format!("{k}={} makes the shell run a file first", v.text));
+            }
+        }
         let mut i = 0;
         let mut has_c = false;
         let mut reads_stdin = false;
@@ -234,11 +317,15 @@ impl Walker<'_> {
             }
             if t == "--" || t == "-" {
                 i += 1;
+                reads_stdin |= t == "-";
                 break;
             }
             if let Some(long) = t.strip_prefix("--") {
                 i += 1;
                 if matches!(long, "rcfile" | "init-file") {
+                    if let Some(f) = args.get(i) {
+                        self.script(f, argv);
+                    }
                     i += 1;
                 }
                 if long == "command" {
@@ -329,94 +416,9 @@ impl Walker<'_> {
         }
     }
 
-    /// Runs a script file: follow it when it can be read, and in strict mode distrust
-    /// one that mentions push or release.
-    pub(super) fn script(&mut self, path: &Arg, argv: &[Arg]) {
-        if path.dynamic {
-            let reason = format!(
-                "it runs `{}`, a script path computed at run time",
-                path.text
-            );
-            self.unfollowable(reason);
-            return;
-        }
-        match self.ctx.read_script(&path.text) {
-            Some(text) => {
-                if mentions_push(&text) {
-                    let reason = format!("the script {} mentions push or release", path.text);
-                    self.unfollowable(reason);
-                }
-                if looks_like_shell(&path.text, &text) {
-                    // The script runs in a new shell: its variables and aliases are its own.
-                    let vars = std::mem::take(&mut self.vars);
-                    let aliases = std::mem::take(&mut self.aliases);
-                    self.with_outer(argv, |w| w.analyze_str(&text));
-                    self.vars = vars;
-                    self.aliases = aliases;
-                }
-            }
-            None => {
-                if mentions_push(&path.text) {
-                    let reason = format!(
-                        "the script {} can't be read and its name says push or release",
-                        path.text
-                    );
-                    self.unfollowable(reason);
-                }
-            }
-        }
-    }
-
-    /// `python -c '…'`, `node script.js`, `python3 - <<EOF`: judge the code by its words.
-    fn interpreter(&mut self, argv: &[Arg], stdin: &Stdin) {
-        let args = &argv[1..];
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            let t = a.text.as_str();
-            if matches!(t, "-c" | "-e" | "--eval" | "-E" | "-p" | "--print" | "-r") {
-                if let Some(code) = args.get(i + 1)
-                    && (code.dynamic || mentions_push(&code.text))
-                {
-                    let reason = format!(
-                        "{} runs inline code that the guard can't follow and that mentions push or release",
-                        argv[0].text
-                    );
-                    self.unfollowable(reason);
-                }
-                return;
-            }
-            if t == "-" {
-                break;
-            }
-            if t == "-m" {
-                // A module: judge by its name.
-                if let Some(m) = args.get(i + 1)
-                    && mentions_push(&m.text)
-                {
-                    self.unfollowable(format!("the module {} mentions push or release", m.text));
-                }
-                return;
-            }
-            if !t.starts_with('-') {
-                self.script(a, argv);
-                return;
-            }
-            i += 1;
-        }
-        if let Stdin::Text(t) = stdin
-            && mentions_push(t)
-        {
-            let reason = format!(
-                "{} reads code from a heredoc that mentions push or release",
-                argv[0].text
-            );
-            self.unfollowable(reason);
-        }
-    }
-
     /// `make release`, `npm run push`, `just release`: a target can't be followed, so
     /// strict mode judges it by name.
-    fn runner(&mut self, argv: &[Arg]) {
+    pub(super) fn runner(&mut self, argv: &[Arg]) {
         let name = basename(&argv[0].text);
         let targets: Vec<&Arg> = argv[1..]
             .iter()
@@ -425,7 +427,8 @@ impl Walker<'_> {
         // For cargo and the package managers only the verb and script name matter;
         // `cargo build --release` is not a release.
         let considered: Vec<&Arg> = match name {
-            "cargo" => targets.into_iter().take(2).collect(),
+            // `cargo test push` filters tests by name; only the subcommand runs things.
+            "cargo" => targets.into_iter().take(1).collect(),
             "npm" | "pnpm" | "yarn" | "bun" => targets.into_iter().take(2).collect(),
             _ => targets,
         };
@@ -452,6 +455,44 @@ impl Walker<'_> {
         }
         self.with_outer(origin, |w| w.analyze_str(&full));
     }
+}
+
+/// The command text given to `su -c`, `script -c`/`--command=`, `sg GROUP -c`.
+fn command_option(args: &[Arg]) -> Option<Arg> {
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        if t == "-c" || t == "--command" || t == "--session-command" {
+            return args.get(i + 1).cloned();
+        }
+        if let Some(c) = t
+            .strip_prefix("--command=")
+            .or_else(|| t.strip_prefix("--session-command="))
+        {
+            return Some(Arg {
+                text: c.to_owned(),
+                dynamic: a.dynamic,
+            });
+        }
+        // A short cluster holding `c` (`-qc'cmd'`, `-lc cmd`): the rest of the cluster,
+        // else the next word, is the command.
+        if !t.starts_with("--")
+            && t.len() > 1
+            && t.starts_with('-')
+            && let Some(pos) = t[1..].find('c')
+        {
+            let rest = &t[1 + pos + 1..];
+            return if rest.is_empty() {
+                args.get(i + 1).cloned()
+            } else {
+                Some(Arg {
+                    text: rest.to_owned(),
+                    dynamic: a.dynamic,
+                })
+            };
+        }
+    }
+    // `sg GROUP COMMAND`: the command is the second operand.
+    None
 }
 
 /// `bun run x` is the runner, `bun x.ts` the interpreter.
@@ -533,20 +574,4 @@ pub(super) fn mentions_push(text: &str) -> bool {
         }
     }
     false
-}
-
-/// Whether a script should be parsed as shell: by extension or shebang.
-fn looks_like_shell(path: &str, text: &str) -> bool {
-    let first = text.lines().next().unwrap_or("");
-    if let Some(shebang) = first.strip_prefix("#!") {
-        return SHELLS.iter().any(|s| {
-            shebang
-                .split(|c: char| c == '/' || c.is_whitespace())
-                .any(|w| w == *s)
-        });
-    }
-    path.ends_with(".sh")
-        || path.ends_with(".bash")
-        || path.ends_with(".zsh")
-        || !path.contains('.')
 }

@@ -1,9 +1,9 @@
 //! Judges `gh` commands: which open or merge a PR, which write refs or contents through
 //! the API, and which change GitHub in other ways (unfollowable in strict mode).
 
-use super::Effect;
 use super::shell::Walker;
 use super::words::Arg;
+use super::{Effect, Pushed};
 
 /// `gh` verbs that only read, whatever the command group.
 const READ_VERBS: &[&str] = &[
@@ -71,22 +71,52 @@ impl Walker<'_> {
         }
         match group.text.as_str() {
             "pr" => match verb.map(|v| v.text.as_str()) {
-                Some("create" | "new" | "revert") => self.found(Effect::PrCreate),
-                Some("merge") => self.found(Effect::PrMerge),
+                Some("create" | "new") => self.found(Effect::PrCreate {
+                    place: self.place.clone(),
+                    head: flag_value(rest, &["--head", "-H"]),
+                }),
+                Some("revert") => self.found(Effect::Push {
+                    how: "gh pr revert".to_owned(),
+                    place: self.place.clone(),
+                    pushed: Pushed::Unknown("a revert made on GitHub".to_owned()),
+                }),
+                Some("merge") => {
+                    let pr = verb.and_then(|v| operand_after(rest, v));
+                    self.found(Effect::PrMerge {
+                        place: self.place.clone(),
+                        pr,
+                    })
+                }
                 Some("update-branch") => self.found(Effect::Push {
                     how: "gh pr update-branch".to_owned(),
+                    place: self.place.clone(),
+                    pushed: Pushed::Unknown("a merge made on GitHub".to_owned()),
                 }),
                 Some(v) if READ_VERBS.contains(&v) => {}
                 None => {}
                 Some(v) => self.gh_changes("pr", v),
             },
             "repo" => match verb.map(|v| v.text.as_str()) {
-                Some("sync") => self.found(Effect::Push {
-                    how: "gh repo sync".to_owned(),
-                }),
+                // With no repository named, `gh repo sync` updates the local branch from
+                // its remote, like a pull; naming one updates a fork on GitHub.
+                Some("sync") => match verb.and_then(|v| operand_after(rest, v)) {
+                    None if !rest
+                        .iter()
+                        .any(|a| a.text.starts_with("--source") || a.text == "-s") =>
+                    {
+                        self.repo_write("syncs the current branch from its remote", Vec::new())
+                    }
+                    _ => self.found(Effect::Push {
+                        how: "gh repo sync".to_owned(),
+                        place: self.place.clone(),
+                        pushed: Pushed::Unknown("a branch of a repository on GitHub".to_owned()),
+                    }),
+                },
                 Some("create") if rest.iter().any(|a| a.text == "--push") => {
                     self.found(Effect::Push {
                         how: "gh repo create --push".to_owned(),
+                        place: self.place.clone(),
+                        pushed: Pushed::Unknown("every branch of a new repository".to_owned()),
                     })
                 }
                 Some(v) if READ_VERBS.contains(&v) => {}
@@ -97,6 +127,8 @@ impl Walker<'_> {
                 // A release creates its tag on GitHub: a ref write, like pushing a tag.
                 Some("create") => self.found(Effect::Push {
                     how: "gh release create (makes a tag)".to_owned(),
+                    place: self.place.clone(),
+                    pushed: Pushed::Unknown("a tag made on GitHub".to_owned()),
                 }),
                 Some(v) if READ_VERBS.contains(&v) => {}
                 None => {}
@@ -324,6 +356,64 @@ const KNOWN_GROUPS: &[&str] = &[
     "preview",
     "accessibility",
 ];
+
+/// The value of the first of `names` given as a flag (`--head x`, `--head=x`, `-Hx`).
+fn flag_value(rest: &[Arg], names: &[&str]) -> Option<Arg> {
+    for (i, a) in rest.iter().enumerate() {
+        for n in names {
+            if a.text == *n {
+                return rest.get(i + 1).cloned();
+            }
+            let inline = if n.starts_with("--") {
+                a.text.strip_prefix(&format!("{n}="))
+            } else {
+                a.text.strip_prefix(n).filter(|v| !v.is_empty())
+            };
+            if let Some(v) = inline {
+                return Some(Arg {
+                    text: v.to_owned(),
+                    dynamic: a.dynamic,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The first operand after `verb` (a PR number, a repository), skipping flags and the
+/// values of flags that take one.
+fn operand_after(rest: &[Arg], verb: &Arg) -> Option<Arg> {
+    let start = rest.iter().position(|a| std::ptr::eq(a, verb))? + 1;
+    let mut i = start;
+    while let Some(a) = rest.get(i) {
+        i += 1;
+        let t = a.text.as_str();
+        if t.starts_with('-') && !a.dynamic {
+            if !t.contains('=')
+                && matches!(
+                    t,
+                    "-R" | "--repo"
+                        | "-b"
+                        | "--body"
+                        | "-t"
+                        | "--subject"
+                        | "-A"
+                        | "--author-email"
+                        | "--match-head-commit"
+                        | "-s"
+                        | "--source"
+                        | "-B"
+                        | "--branch"
+                )
+            {
+                i += 1;
+            }
+            continue;
+        }
+        return Some(a.clone());
+    }
+    None
+}
 
 /// The first word that is not a flag: the verb after `gh GROUP`.
 fn first_operand(rest: &[Arg]) -> Option<&Arg> {

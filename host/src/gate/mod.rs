@@ -25,14 +25,26 @@
 //! Whether `HEAD` carries a hallmark, and whether committed paths are `[capture] free`,
 //! is for the caller to check: this module only says that a hallmark or an item is needed.
 
+mod awk_sed;
 mod classify;
+mod code;
 mod gh;
 mod git;
 mod heredoc;
+mod judge;
+mod output;
+mod place;
+mod programs;
 mod scan;
+mod scripts;
 mod shell;
 mod words;
+mod wrapper_table;
 mod wrappers;
+
+pub use judge::{Access, Denial, Gate, GuardMode, PlaceKind, Session, World, judge};
+pub use place::Place;
+pub use words::Arg as Word;
 
 #[cfg(test)]
 mod tests;
@@ -113,11 +125,25 @@ pub enum Effect {
     Push {
         /// The command that pushes, such as `git push` or `git svn dcommit`.
         how: String,
+        /// The repository it pushes from.
+        place: Place,
+        /// What it sends.
+        pushed: Pushed,
     },
     /// Opens a pull request (`gh pr create`, `hub pull-request`).
-    PrCreate,
+    PrCreate {
+        /// Where it runs (the current branch is the head unless `head` names one).
+        place: Place,
+        /// `--head`, as written.
+        head: Option<Word>,
+    },
     /// Merges a pull request (`gh pr merge`).
-    PrMerge,
+    PrMerge {
+        /// Where it runs.
+        place: Place,
+        /// The PR number, URL or branch, as written; `None` is the current branch's PR.
+        pr: Option<Word>,
+    },
     /// A `gh api` call that writes a PR, a ref, a merge or contents, or a GraphQL mutation
     /// that does.
     GhApiWrite {
@@ -127,7 +153,10 @@ pub enum Effect {
         method: String,
     },
     /// The configured ship command.
-    ShipCommand,
+    ShipCommand {
+        /// Where it runs.
+        place: Place,
+    },
     /// Writes git notes: `git notes add`, `update-ref refs/notes/…`, a fetch into
     /// `refs/notes/*`, a file write under `refs/notes`.
     NoteWrite {
@@ -142,14 +171,65 @@ pub enum Effect {
         all: bool,
         /// Some paths can't be known from the text (`$(…)`, `--pathspec-from-file`).
         paths_unknown: bool,
-        /// The directory given by a preceding `cd` or `git -C`, if any.
-        dir: Option<String>,
+        /// The repository it commits in.
+        place: Place,
+    },
+    /// A git command that changes a repository's refs, HEAD, index or working tree
+    /// (checkout, reset, branch, update-ref, fetch into a branch…).
+    RepoWrite {
+        /// The repository it changes.
+        place: Place,
+        /// The command, in words for the agent.
+        how: String,
+        /// The refs it names as targets (branch names as written, or full ref names).
+        refs: Vec<Word>,
+    },
+    /// A file the command writes: a redirection, or an argument of a program that writes
+    /// the files it is given (`cp`, `tee`, `sed -i`…).
+    FileWrite {
+        /// The path as written.
+        path: Word,
+        /// The directory it is relative to.
+        place: Place,
+        /// What writes it.
+        how: String,
+    },
+    /// A path given to a program that may read or write it (an interpreter, a tool the
+    /// guard doesn't know): judged by what the path is.
+    PathUse {
+        /// The path as written.
+        path: Word,
+        /// The directory it is relative to.
+        place: Place,
+        /// The program it is given to.
+        program: String,
+        /// The program is known to only read its arguments (`cat`, `grep`…).
+        reader: bool,
+    },
+    /// A persistent git configuration write (`git config KEY VALUE`, `git remote set-url`…).
+    ConfigWrite {
+        /// The key, lower-cased.
+        key: Word,
+        /// The command, in words for the agent.
+        how: String,
     },
     /// Something that might push but can't be followed; denied only in strict mode.
     Unfollowable {
         /// Why it can't be followed, in words for the agent.
         reason: String,
     },
+}
+
+/// What a push sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    /// No refspec: the current branch, as git's default push configuration sends it.
+    Current,
+    /// Refspecs as written (`HEAD`, `main`, `src:dst`, `+x:y`, `:gone`).
+    Refspecs(Vec<Word>),
+    /// Many refs at once, or a set the text doesn't show (`--all`, `--mirror`, `--tags`,
+    /// `--stdin`, a computed refspec, another remote protocol).
+    Unknown(String),
 }
 
 /// One effect and where it was found.
@@ -177,68 +257,6 @@ impl Analysis {
     /// Whether nothing of interest to any gate was found.
     pub fn is_empty(&self) -> bool {
         self.findings.is_empty()
-    }
-}
-
-/// `[capture] push_guard`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GuardMode {
-    /// Also deny, inside an item's worktree, what might push but can't be followed.
-    #[default]
-    Strict,
-    /// Deny only what the parse shows.
-    Parse,
-}
-
-/// Which gate a denial belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
-    /// Needs a hallmark on `HEAD`.
-    Push,
-    /// Needs `HALL_ACTOR` to be `assayer` or `shipper`.
-    Note,
-    /// Needs an item's worktree (or only `[capture] free` paths).
-    Commit,
-}
-
-/// A gate that triggers, with the reason to show the agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Trigger {
-    /// The gate.
-    pub gate: Gate,
-    /// One sentence naming the exact part of the command.
-    pub reason: String,
-    /// The finding behind it.
-    pub finding: Finding,
-}
-
-/// What the gates make of a command.
-///
-/// `push` means "allowed only if `HEAD` is hallmarked", which the caller checks; `note`
-/// is a plain denial; `commit` means "allowed only if its paths are all free", which
-/// the caller checks against `[capture] free` using the [`Effect::Commit`] fields.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Decision {
-    /// The push gate: the first push-like part of the command.
-    pub push: Option<Trigger>,
-    /// The note gate: the first note write.
-    pub note: Option<Trigger>,
-    /// The commit half of the edit gate: every commit outside an item's worktree.
-    pub commits: Vec<Trigger>,
-}
-
-impl Decision {
-    /// Whether no gate triggers.
-    pub fn is_allow(&self) -> bool {
-        self.push.is_none() && self.note.is_none() && self.commits.is_empty()
-    }
-
-    /// The triggers in the order a denial should mention them: note, push, commit.
-    pub fn triggers(&self) -> impl Iterator<Item = &Trigger> {
-        self.note
-            .iter()
-            .chain(self.push.iter())
-            .chain(self.commits.iter())
     }
 }
 
@@ -279,96 +297,8 @@ fn is_push_allowed(f: &Finding, allow: &[String]) -> bool {
     false
 }
 
-/// Turns an analysis into the gates that trigger.
-///
-/// `actor` is `HALL_ACTOR` from the hook's own environment, never from the command.
-pub fn decide(
-    analysis: &Analysis,
-    mode: GuardMode,
-    in_item_worktree: bool,
-    actor: Option<&str>,
-) -> Decision {
-    let mut d = Decision::default();
-    let note_allowed = matches!(actor, Some("assayer" | "shipper"));
-    for f in &analysis.findings {
-        let place = match &f.within {
-            Some(w) => format!("`{}` (run by `{}`)", short(&f.snippet), short(w)),
-            None => format!("`{}`", short(&f.snippet)),
-        };
-        match &f.effect {
-            Effect::NoteWrite { how } => {
-                if !note_allowed && d.note.is_none() {
-                    d.note = Some(Trigger {
-                        gate: Gate::Note,
-                        reason: format!(
-                            "{place} writes git notes ({how}); only the assayer or the shipper may write notes, because the hallmark is a note"
-                        ),
-                        finding: f.clone(),
-                    });
-                }
-            }
-            Effect::Commit { .. } => {
-                if !in_item_worktree {
-                    d.commits.push(Trigger {
-                        gate: Gate::Commit,
-                        reason: format!("{place} commits outside an item's worktree"),
-                        finding: f.clone(),
-                    });
-                }
-            }
-            Effect::Unfollowable { reason } => {
-                if mode == GuardMode::Strict && in_item_worktree && d.push.is_none() {
-                    d.push = Some(Trigger {
-                        gate: Gate::Push,
-                        reason: format!(
-                            "{place} might push, and the strict push guard can't follow it: {reason}. Run the parts separately, or add it to `[capture] push_allow` if it never pushes"
-                        ),
-                        finding: f.clone(),
-                    });
-                }
-            }
-            Effect::Push { .. }
-            | Effect::PrCreate
-            | Effect::PrMerge
-            | Effect::GhApiWrite { .. }
-            | Effect::ShipCommand => {
-                // A definite push outranks an unfollowable one already recorded.
-                let replace = match &d.push {
-                    None => true,
-                    Some(t) => matches!(t.finding.effect, Effect::Unfollowable { .. }),
-                };
-                if replace {
-                    d.push = Some(Trigger {
-                        gate: Gate::Push,
-                        reason: format!(
-                            "{place} {}; that needs a hallmark on HEAD",
-                            describe(&f.effect)
-                        ),
-                        finding: f.clone(),
-                    });
-                }
-            }
-        }
-    }
-    d
-}
-
-/// A short verb phrase for a push-gate effect.
-fn describe(e: &Effect) -> String {
-    match e {
-        Effect::Push { how } => format!("pushes ({how})"),
-        Effect::PrCreate => "opens a pull request".to_owned(),
-        Effect::PrMerge => "merges a pull request".to_owned(),
-        Effect::GhApiWrite { path, method } => format!("writes to GitHub ({method} {path})"),
-        Effect::ShipCommand => "runs the configured ship command".to_owned(),
-        Effect::NoteWrite { how } => format!("writes notes ({how})"),
-        Effect::Commit { .. } => "commits".to_owned(),
-        Effect::Unfollowable { reason } => reason.clone(),
-    }
-}
-
 /// Cuts a snippet to a length that reads well in a one-line reason.
-fn short(s: &str) -> String {
+pub(crate) fn short(s: &str) -> String {
     const MAX: usize = 120;
     if s.chars().count() <= MAX {
         return s.to_owned();

@@ -11,6 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use brush_parser::ast;
 use brush_parser::{Parser, ParserOptions};
 
+use super::place::Place;
 use super::words::Arg;
 use super::{Effect, Finding, GateContext, MAX_COMMAND_BYTES};
 
@@ -43,8 +44,23 @@ pub(super) struct Walker<'c> {
     pub(super) aliases: HashMap<String, String>,
     /// `git config KEY VALUE` seen earlier in the command (keys lower-cased).
     pub(super) git_config: Vec<(String, String)>,
-    /// The last literal `cd` target.
-    pub(super) cwd: Option<String>,
+    /// Where the next command runs, after the `cd`s so far.
+    pub(super) place: Place,
+    /// Inside a branch the shell may or may not take (`&&`, `||`, `if`, loops, `case`):
+    /// assignments and `cd`s there leave the value unknown afterwards.
+    pub(super) cond_depth: usize,
+    /// The positional parameters while a function call is followed (`None` outside).
+    pub(super) positional: Option<Vec<Arg>>,
+    /// `IFS` was assigned: unquoted expansions split where the guard can't follow.
+    pub(super) ifs_changed: bool,
+    /// Namerefs (`declare -n ref=target`): assigning one assigns its target.
+    pub(super) namerefs: HashMap<String, String>,
+    /// Functions defined earlier in the command, by name.
+    pub(super) functions: HashMap<String, ast::FunctionBody>,
+    /// Files this command writes, by path as written, with their text when known.
+    pub(super) written: HashMap<String, Option<String>>,
+    /// The files the current simple command's redirections write.
+    last_writes: Vec<String>,
     pub(super) depth: usize,
     steps: usize,
     gave_up: bool,
@@ -64,7 +80,14 @@ impl<'c> Walker<'c> {
             vars: HashMap::new(),
             aliases: HashMap::new(),
             git_config: Vec::new(),
-            cwd: None,
+            place: Place::default(),
+            cond_depth: 0,
+            positional: None,
+            ifs_changed: false,
+            namerefs: HashMap::new(),
+            functions: HashMap::new(),
+            written: HashMap::new(),
+            last_writes: Vec::new(),
             depth: 0,
             steps: 0,
             gave_up: false,
@@ -90,6 +113,21 @@ impl<'c> Walker<'c> {
         if !self.findings.contains(&f) {
             self.findings.push(f);
         }
+    }
+
+    /// How many findings there are so far.
+    pub(super) fn findings_len(&self) -> usize {
+        self.findings.len()
+    }
+
+    /// Drops the unfollowable findings added after the first `from`.
+    pub(super) fn drop_unfollowable_since(&mut self, from: usize) {
+        let mut i = 0;
+        self.findings.retain(|f| {
+            let keep = i < from || !matches!(f.effect, Effect::Unfollowable { .. });
+            i += 1;
+            keep
+        });
     }
 
     pub(super) fn unfollowable(&mut self, reason: impl Into<String>) {
@@ -208,13 +246,32 @@ impl<'c> Walker<'c> {
         self.walk_pipeline(&a.first);
         for next in &a.additional {
             match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.walk_pipeline(p),
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => {
+                    self.conditionally(|w| w.walk_pipeline(p))
+                }
             }
         }
     }
 
+    /// Walks a part the shell may skip: what it assigns is unknown afterwards.
+    pub(super) fn conditionally(&mut self, f: impl FnOnce(&mut Self)) {
+        self.cond_depth += 1;
+        f(self);
+        self.cond_depth -= 1;
+    }
+
+    /// Walks a part that runs in a subshell: its `cd`s and variables don't last.
+    fn in_subshell(&mut self, f: impl FnOnce(&mut Self)) {
+        let place = self.place.clone();
+        let vars = self.vars.clone();
+        f(self);
+        self.place = place;
+        self.vars = vars;
+    }
+
     fn walk_pipeline(&mut self, p: &ast::Pipeline) {
         let mut prev: Option<Option<String>> = None;
+        let piped = p.seq.len() > 1;
         for cmd in &p.seq {
             let stdin = match prev.take() {
                 None => Stdin::Inherit,
@@ -222,7 +279,12 @@ impl<'c> Walker<'c> {
                 Some(None) => Stdin::Unknown,
             };
             let out = self.static_output(cmd);
-            self.walk_command(cmd, stdin);
+            if piped {
+                // Each stage of a pipeline runs in a subshell of its own.
+                self.in_subshell(|w| w.walk_command(cmd, stdin));
+            } else {
+                self.walk_command(cmd, stdin);
+            }
             prev = Some(out);
         }
     }
@@ -240,13 +302,21 @@ impl<'c> Walker<'c> {
             }
             ast::Command::Function(f) => {
                 // A function may be called in ways we can't see (from a trap, from a
-                // computed word), so its body counts where it is written.
-                if let Some(r) = &f.body.1 {
-                    for io in &r.0 {
-                        self.walk_redirect(io);
-                    }
-                }
-                self.walk_compound(&f.body.0);
+                // computed word), so its body counts where it is written, with its
+                // arguments unknown; a call we can see is followed again with them.
+                self.functions.insert(f.fname.value.clone(), f.body.clone());
+                let saved = self.positional.take();
+                self.in_subshell(|w| {
+                    w.conditionally(|w| {
+                        if let Some(r) = &f.body.1 {
+                            for io in &r.0 {
+                                w.walk_redirect(io);
+                            }
+                        }
+                        w.walk_compound(&f.body.0);
+                    })
+                });
+                self.positional = saved;
             }
             ast::Command::ExtendedTest(t, redirects) => {
                 if let Some(r) = redirects {
@@ -291,12 +361,14 @@ impl<'c> Walker<'c> {
                 self.walk_list(&f.body.list);
             }
             ast::CompoundCommand::BraceGroup(b) => self.walk_list(&b.list),
-            ast::CompoundCommand::Subshell(s) => self.walk_list(&s.list),
+            ast::CompoundCommand::Subshell(s) => self.in_subshell(|w| w.walk_list(&s.list)),
             ast::CompoundCommand::ForClause(f) => {
                 for w in f.values.iter().flatten() {
                     self.resolve(&w.value);
                 }
-                self.walk_list(&f.body.list);
+                // The loop variable takes values the guard doesn't track.
+                self.vars.remove(&f.variable_name);
+                self.conditionally(|w| w.walk_list(&f.body.list));
             }
             ast::CompoundCommand::CaseClause(c) => {
                 self.resolve(&c.value.value);
@@ -305,32 +377,47 @@ impl<'c> Walker<'c> {
                         self.resolve(&p.value);
                     }
                     if let Some(l) = &item.cmd {
-                        self.walk_list(l);
+                        self.conditionally(|w| w.walk_list(l));
                     }
                 }
             }
             ast::CompoundCommand::IfClause(i) => {
                 self.walk_list(&i.condition);
-                self.walk_list(&i.then);
-                for e in i.elses.iter().flatten() {
-                    if let Some(c) = &e.condition {
-                        self.walk_list(c);
+                self.conditionally(|w| {
+                    w.walk_list(&i.then);
+                    for e in i.elses.iter().flatten() {
+                        if let Some(c) = &e.condition {
+                            w.walk_list(c);
+                        }
+                        w.walk_list(&e.body);
                     }
-                    self.walk_list(&e.body);
-                }
+                });
             }
             ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
-                self.walk_list(&w.0);
-                self.walk_list(&w.1.list);
+                self.conditionally(|s| {
+                    s.walk_list(&w.0);
+                    s.walk_list(&w.1.list);
+                });
             }
             ast::CompoundCommand::Coprocess(c) => self.walk_command(&c.body, Stdin::Unknown),
         }
     }
 
-    /// Arithmetic text can hold `$(…)`; parsing it as a word finds those.
+    /// Arithmetic text can hold `$(…)`; parsing it as a word finds those. Names it
+    /// assigns (`x=1`, `x++`) are unknown afterwards.
     fn walk_arith(&mut self, text: &str) {
         if text.contains("$(") || text.contains('`') {
             self.resolve(text);
+        }
+        if text.contains('=') || text.contains("++") || text.contains("--") {
+            let names: Vec<String> = text
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| super::classify::is_name(w))
+                .map(str::to_owned)
+                .collect();
+            for n in names {
+                self.forget_var(&n);
+            }
         }
     }
 
@@ -341,7 +428,9 @@ impl<'c> Walker<'c> {
             ast::IoRedirect::File(fd, kind, target) => {
                 let reads = matches!(
                     kind,
-                    ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::ReadAndWrite
+                    ast::IoFileRedirectKind::Read
+                        | ast::IoFileRedirectKind::ReadAndWrite
+                        | ast::IoFileRedirectKind::DuplicateInput
                 );
                 let writes = !matches!(
                     kind,
@@ -350,17 +439,27 @@ impl<'c> Walker<'c> {
                         | ast::IoFileRedirectKind::DuplicateOutput
                 );
                 match target {
-                    ast::IoFileRedirectTarget::Filename(w)
-                    | ast::IoFileRedirectTarget::Duplicate(w) => {
+                    ast::IoFileRedirectTarget::Filename(w) => {
                         let path = self.resolve_joined(&w.value);
-                        if writes && path.text.contains("refs/notes") {
-                            self.found(Effect::NoteWrite {
-                                how: format!("writes the file {}", path.text),
-                            });
+                        if writes {
+                            self.write_to(&path, "writes");
+                        } else {
+                            self.use_path(&path, "cat", true);
+                        }
+                    }
+                    ast::IoFileRedirectTarget::Duplicate(w) => {
+                        // `>&file` writes a file unless the word is a descriptor.
+                        let path = self.resolve_joined(&w.value);
+                        if writes
+                            || (matches!(kind, ast::IoFileRedirectKind::DuplicateOutput)
+                                && (path.dynamic
+                                    || !path.text.chars().all(|c| c.is_ascii_digit() || c == '-')))
+                        {
+                            self.write_to(&path, "writes");
                         }
                     }
                     ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                        self.walk_list(&sub.list)
+                        self.in_subshell(|w| w.walk_list(&sub.list))
                     }
                     ast::IoFileRedirectTarget::Fd(_) => {}
                 }
@@ -385,11 +484,7 @@ impl<'c> Walker<'c> {
             }
             ast::IoRedirect::OutputAndError(w, _) => {
                 let path = self.resolve_joined(&w.value);
-                if path.text.contains("refs/notes") {
-                    self.found(Effect::NoteWrite {
-                        how: format!("writes the file {}", path.text),
-                    });
-                }
+                self.write_to(&path, "writes");
                 None
             }
         }
@@ -411,6 +506,7 @@ impl<'c> Walker<'c> {
         if let Some(sfx) = &s.suffix {
             items.extend(sfx.0.iter());
         }
+        let mut redirects: Vec<&ast::IoRedirect> = Vec::new();
         for (i, item) in items.iter().enumerate() {
             if i == prefix_len
                 && let Some(w) = &s.word_or_name
@@ -418,13 +514,37 @@ impl<'c> Walker<'c> {
                 first_literal_unquoted = is_plain_word(&w.value);
                 argv.extend(self.resolve(&w.value));
             }
-            self.walk_item(item, i < prefix_len, &mut env, &mut argv, &mut stdin);
+            match item {
+                ast::CommandPrefixOrSuffixItem::IoRedirect(io) => redirects.push(io),
+                _ => self.walk_item(item, i < prefix_len, &mut env, &mut argv),
+            }
         }
         if items.len() == prefix_len
             && let Some(w) = &s.word_or_name
         {
             first_literal_unquoted = is_plain_word(&w.value);
             argv.extend(self.resolve(&w.value));
+        }
+
+        // Redirections belong to this command: findings name it.
+        let snippet = if argv.is_empty() {
+            "(redirection)".to_owned()
+        } else {
+            join_args(&argv)
+        };
+        self.last_writes.clear();
+        for io in redirects {
+            self.current = snippet.clone();
+            if let Some(s) = self.walk_redirect(io) {
+                stdin = s;
+            }
+        }
+        if !self.last_writes.is_empty() {
+            // `printf '…' > x.sh`: the file's text is known to a later `sh x.sh`.
+            let text = self.static_output_simple(s);
+            for k in std::mem::take(&mut self.last_writes) {
+                self.written.insert(k, text.clone());
+            }
         }
 
         if argv.is_empty() {
@@ -448,7 +568,31 @@ impl<'c> Walker<'c> {
             return;
         }
 
-        self.current = join_args(&argv);
+        if !argv[0].dynamic
+            && let Some(body) = self.functions.get(&argv[0].text).cloned()
+        {
+            // A call to a function defined earlier: follow its body with these arguments.
+            if self.depth >= MAX_DEPTH {
+                self.current = snippet;
+                self.unfollowable("it nests function calls too deeply to follow");
+                return;
+            }
+            self.depth += 1;
+            let saved = self.positional.replace(argv[1..].to_vec());
+            self.with_outer(&argv, |w| {
+                if let Some(r) = &body.1 {
+                    for io in &r.0 {
+                        w.walk_redirect(io);
+                    }
+                }
+                w.walk_compound(&body.0)
+            });
+            self.positional = saved;
+            self.depth -= 1;
+            return;
+        }
+
+        self.current = snippet;
         self.classify(argv, env, stdin);
     }
 
@@ -458,14 +602,9 @@ impl<'c> Walker<'c> {
         in_prefix: bool,
         env: &mut Vec<(String, Arg)>,
         argv: &mut Vec<Arg>,
-        stdin: &mut Stdin,
     ) {
         match item {
-            ast::CommandPrefixOrSuffixItem::IoRedirect(io) => {
-                if let Some(s) = self.walk_redirect(io) {
-                    *stdin = s;
-                }
-            }
+            ast::CommandPrefixOrSuffixItem::IoRedirect(_) => {}
             ast::CommandPrefixOrSuffixItem::Word(w) => {
                 let fields = self.resolve(&w.value);
                 argv.extend(fields);
@@ -495,18 +634,76 @@ impl<'c> Walker<'c> {
                 }
             }
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-                self.walk_list(&sub.list);
+                self.in_subshell(|w| w.walk_list(&sub.list));
                 argv.push(Arg::dynamic("/dev/fd/63"));
             }
         }
     }
 
+    /// Records a file the command writes: the gates judge the path, and a script run
+    /// later in the same command is known to be this one's output.
+    pub(super) fn write_to(&mut self, path: &Arg, how: &str) {
+        if path.text.contains("refs/notes") {
+            self.found(Effect::NoteWrite {
+                how: format!("writes the file {}", path.text),
+            });
+        }
+        if !path.dynamic && is_device(&path.text) {
+            return;
+        }
+        let key = self.written_key(&path.text);
+        self.written.insert(key.clone(), None);
+        self.last_writes.push(key);
+        self.found(Effect::FileWrite {
+            path: path.clone(),
+            place: self.place.clone(),
+            how: how.to_owned(),
+        });
+    }
+
+    /// A path handed to a program: judged by what it is (a secret, git's internals…).
+    pub(super) fn use_path(&mut self, path: &Arg, program: &str, reader: bool) {
+        if !path.dynamic && is_device(&path.text) {
+            return;
+        }
+        self.found(Effect::PathUse {
+            path: path.clone(),
+            place: self.place.clone(),
+            program: program.to_owned(),
+            reader,
+        });
+    }
+
+    /// The key a written file is remembered by: its path from the session's directory.
+    pub(super) fn written_key(&self, path: &str) -> String {
+        let joined = super::place::join(self.place.dir.as_deref(), path);
+        joined.trim_start_matches("./").replace("/./", "/")
+    }
+
     pub(super) fn set_var(&mut self, name: &str, value: &Arg) {
-        if value.dynamic {
+        if name == "IFS" {
+            self.ifs_changed = true;
+        }
+        if let Some(target) = self.namerefs.get(name).cloned() {
+            // Through a nameref the assignment lands on its target.
+            self.vars.remove(&target);
+            self.vars.remove(name);
+            return;
+        }
+        // A value set on a branch the shell may not take is unknown afterwards.
+        if value.dynamic || self.cond_depth > 0 {
             self.vars.remove(name);
         } else {
             self.vars.insert(name.to_owned(), value.text.clone());
         }
+    }
+
+    /// Forgets a variable: a builtin assigned it a value the guard doesn't know.
+    pub(super) fn forget_var(&mut self, name: &str) {
+        if name == "IFS" {
+            self.ifs_changed = true;
+        }
+        self.vars.remove(name);
     }
 
     /// Runs `f` with `argv` recorded as the outermost command, unless one already is.
@@ -520,50 +717,6 @@ impl<'c> Walker<'c> {
         self.current = saved;
         if set {
             self.outer = None;
-        }
-    }
-
-    /// What a pipeline stage prints, when the text alone says so: `echo`/`printf` of
-    /// literal words, or `cat` of a heredoc. Lets `echo 'git push' | sh` be followed.
-    fn static_output(&mut self, cmd: &ast::Command) -> Option<String> {
-        let ast::Command::Simple(s) = cmd else {
-            return None;
-        };
-        let name = s.word_or_name.as_ref()?;
-        let mut words = Vec::new();
-        let mut heredoc = None;
-        for item in s.suffix.iter().flat_map(|x| x.0.iter()) {
-            match item {
-                ast::CommandPrefixOrSuffixItem::Word(w) => words.push(w.value.as_str()),
-                ast::CommandPrefixOrSuffixItem::IoRedirect(ast::IoRedirect::HereDocument(_, d))
-                    if !d.requires_expansion =>
-                {
-                    heredoc = Some(d.doc.value.clone())
-                }
-                ast::CommandPrefixOrSuffixItem::IoRedirect(ast::IoRedirect::File(..)) => {}
-                _ => return None,
-            }
-        }
-        let literal = |w: &str| super::words::literal_text(w, &self.opts);
-        match literal(&name.value)?.as_str() {
-            "echo" => {
-                let mut out = Vec::new();
-                for (i, w) in words.iter().enumerate() {
-                    let t = literal(w)?;
-                    if i == 0 && t == "-n" {
-                        continue;
-                    }
-                    out.push(t);
-                }
-                Some(out.join(" "))
-            }
-            "printf" if words.len() == 1 => literal(words[0]),
-            "printf" if words.len() >= 2 && literal(words[0])?.starts_with("%s") => {
-                let rest: Option<Vec<String>> = words[1..].iter().map(|w| literal(w)).collect();
-                Some(rest?.join("\n"))
-            }
-            "cat" if words.is_empty() => heredoc,
-            _ => None,
         }
     }
 }
@@ -588,6 +741,14 @@ fn is_plain_word(w: &str) -> bool {
     !w.is_empty()
         && w.chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '+' | ':' | '@'))
+}
+
+/// Whether a path is a terminal or null device, which writes can't hurt.
+fn is_device(p: &str) -> bool {
+    matches!(
+        p,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "-"
+    )
 }
 
 /// Quotes text for re-parsing as one shell word.

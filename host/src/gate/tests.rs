@@ -58,39 +58,121 @@ fn is_free(path: &str, free: &[String]) -> bool {
     })
 }
 
-/// The gates that would deny, with the caller's checks (hallmark absent, free paths)
-/// done the way the hook does them.
-fn denying_gates(d: &Decision, free: &[String]) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if d.push.is_some() {
-        out.push("push");
+/// A world for the corpus: nothing is hallmarked, `.git`, the user's git config and a
+/// bare `origin` are protected, and places other than here are other repositories
+/// (`../repo` is the main checkout).
+struct CorpusWorld {
+    free: Vec<String>,
+}
+
+impl World for CorpusWorld {
+    fn base(&self) -> &str {
+        "main"
     }
-    if d.note.is_some() {
-        out.push("note");
+    fn place(&self, place: &Place) -> PlaceKind {
+        if place.dynamic {
+            return PlaceKind::Unknown;
+        }
+        if place.is_here() {
+            return PlaceKind::Own;
+        }
+        let d = place
+            .git_dir
+            .clone()
+            .or(place.dir.clone())
+            .unwrap_or_default();
+        if d.contains("origin") {
+            PlaceKind::Protected("origin".into())
+        } else if d == "../repo" || d == "../main" || d == ".git" {
+            PlaceKind::MainCheckout
+        } else if d == "../app" || d == "../other" {
+            PlaceKind::OtherWorktree
+        } else {
+            PlaceKind::Elsewhere
+        }
     }
-    for t in &d.commits {
-        if let Effect::Commit {
+    fn protected(&self, place: &Place, path: &str, access: Access) -> Option<String> {
+        let full = match &place.dir {
+            Some(d) => format!("{d}/{path}"),
+            None => path.to_owned(),
+        };
+        if full.contains("signing_ed25519") {
+            return Some("the signing key".into());
+        }
+        if access == Access::Read {
+            return None;
+        }
+        let protected = full.starts_with(".git")
+            || full.contains("/.git")
+            || full.contains("origin.git")
+            || full.contains(".gitconfig")
+            || full.contains(".bashrc")
+            || full.contains(".claude/settings");
+        protected.then(|| "a protected path".into())
+    }
+    fn verify_revs(&self, _: &Place, revs: &[String]) -> Result<(), String> {
+        Err(format!("{} has no hallmark", revs.join(", ")))
+    }
+    fn verify_pr(&self, _: &Place, _: Option<&str>) -> Result<(), String> {
+        Err("its head has no hallmark".into())
+    }
+    fn commit_is_free(&self, effect: &Effect) -> bool {
+        let Effect::Commit {
             pathspecs,
             all,
             paths_unknown,
             ..
-        } = &t.finding.effect
-        {
-            let free_only = !all
-                && !paths_unknown
-                && !pathspecs.is_empty()
-                && pathspecs.iter().all(|p| is_free(p, free));
-            if !free_only {
-                out.push("commit");
-                break;
-            }
-        }
+        } = effect
+        else {
+            return false;
+        };
+        !all && !paths_unknown
+            && !pathspecs.is_empty()
+            && pathspecs.iter().all(|p| is_free(p, &self.free))
     }
+}
+
+/// The gates that deny `a`, by name; the strict guard's "can't follow" counts as the
+/// push gate, as it always has in the corpus.
+fn denying_gates(
+    a: &Analysis,
+    mode: GuardMode,
+    in_item: bool,
+    actor: Option<&str>,
+    free: &[String],
+) -> Vec<&'static str> {
+    let world = CorpusWorld {
+        free: free.to_vec(),
+    };
+    let session = Session {
+        mode,
+        actor,
+        in_item,
+    };
+    let mut out: Vec<&'static str> = judge(&a.findings, session, &world)
+        .iter()
+        .map(|d| match d.gate {
+            Gate::Unreadable => "push",
+            g => g.name(),
+        })
+        .collect();
+    out.dedup();
     out
 }
 
 fn ctx() -> StaticContext {
     load_context().0
+}
+
+/// The corpus world's judgement of `a` in strict mode, in an item's worktree.
+fn strictly(a: &Analysis) -> Vec<Denial> {
+    let world = CorpusWorld { free: vec![] };
+    let session = Session {
+        mode: GuardMode::Strict,
+        actor: None,
+        in_item: true,
+    };
+    judge(&a.findings, session, &world)
 }
 
 fn effects(cmd: &str) -> Vec<Effect> {
@@ -103,7 +185,7 @@ fn effects(cmd: &str) -> Vec<Effect> {
 
 fn pushes(cmd: &str) -> bool {
     let a = analyze(cmd, &ctx());
-    decide(&a, GuardMode::Parse, true, None).push.is_some()
+    denying_gates(&a, GuardMode::Parse, true, None, &[]).contains(&"push")
 }
 
 #[test]
@@ -119,14 +201,8 @@ fn corpus_has_no_wrong_answers() {
         let e: Entry = serde_json::from_str(line).expect("corpus line parses");
         let in_wt = e.r#where.as_deref() != Some("main");
         let a = analyze(&e.cmd, &ctx);
-        let strict = denying_gates(
-            &decide(&a, GuardMode::Strict, in_wt, e.actor.as_deref()),
-            &free,
-        );
-        let parse = denying_gates(
-            &decide(&a, GuardMode::Parse, in_wt, e.actor.as_deref()),
-            &free,
-        );
+        let strict = denying_gates(&a, GuardMode::Strict, in_wt, e.actor.as_deref(), &free);
+        let parse = denying_gates(&a, GuardMode::Parse, in_wt, e.actor.as_deref(), &free);
         let gate = e.gate.as_deref().unwrap_or("");
         let ok = match e.expect.as_str() {
             "deny" => strict.contains(&gate) && parse.contains(&gate),
@@ -164,7 +240,7 @@ fn commit_reports_pathspecs() {
             pathspecs: vec!["docs/a.md".into(), "src/b.rs".into()],
             all: false,
             paths_unknown: false,
-            dir: None,
+            place: Place::default(),
         }]
     );
     let e = effects("cd ../app && git commit -qam msg");
@@ -174,7 +250,10 @@ fn commit_reports_pathspecs() {
             pathspecs: vec![],
             all: true,
             paths_unknown: false,
-            dir: Some("../app".into()),
+            place: Place {
+                dir: Some("../app".into()),
+                ..Place::default()
+            },
         }]
     );
 }
@@ -188,7 +267,7 @@ fn heredoc_commit_message_is_one_literal_argument() {
             pathspecs: vec!["a.rs".into()],
             all: false,
             paths_unknown: false,
-            dir: None,
+            place: Place::default(),
         }]
     );
 }
@@ -202,37 +281,41 @@ fn finding_names_the_command_and_its_origin() {
         a.findings[0].within.as_deref(),
         Some("bash -c git push origin main")
     );
-    let d = decide(&a, GuardMode::Strict, true, None);
-    let reason = d.push.map(|t| t.reason).unwrap_or_default();
+    let d = strictly(&a);
+    let reason = d.first().map(|t| t.reason.clone()).unwrap_or_default();
     assert!(reason.contains("`git push origin main`"), "{reason}");
-    assert!(reason.contains("hallmark"), "{reason}");
+    assert!(
+        reason.contains("base branch"),
+        "pushing to main names the base: {reason}"
+    );
 }
 
 #[test]
-fn strict_findings_only_count_inside_a_worktree() {
+fn strict_findings_count_everywhere_but_only_in_strict_mode() {
     let a = analyze("git frobnicate", &ctx());
-    assert!(decide(&a, GuardMode::Strict, true, None).push.is_some());
-    assert!(decide(&a, GuardMode::Strict, false, None).is_allow());
-    assert!(decide(&a, GuardMode::Parse, true, None).is_allow());
+    assert_eq!(
+        denying_gates(&a, GuardMode::Strict, true, None, &[]),
+        ["push"]
+    );
+    assert_eq!(
+        denying_gates(&a, GuardMode::Strict, false, None, &[]),
+        ["push"]
+    );
+    assert!(denying_gates(&a, GuardMode::Parse, true, None, &[]).is_empty());
 }
 
 #[test]
 fn definite_push_outranks_unfollowable() {
     let a = analyze("git frobnicate; git push", &ctx());
-    let d = decide(&a, GuardMode::Strict, true, None);
-    let t = d.push.expect("push trigger");
-    assert!(matches!(t.finding.effect, Effect::Push { .. }));
+    let d = strictly(&a);
+    assert!(matches!(d[0].finding.effect, Effect::Push { .. }), "{d:?}");
 }
 
 #[test]
 fn note_gate_ignores_the_command_text_actor() {
     let a = analyze("HALL_ACTOR=shipper git notes add -m x", &ctx());
-    assert!(decide(&a, GuardMode::Parse, true, None).note.is_some());
-    assert!(
-        decide(&a, GuardMode::Parse, true, Some("shipper"))
-            .note
-            .is_none()
-    );
+    assert!(denying_gates(&a, GuardMode::Parse, true, None, &[]).contains(&"note"));
+    assert!(!denying_gates(&a, GuardMode::Parse, true, Some("shipper"), &[]).contains(&"note"));
 }
 
 #[test]
@@ -294,7 +377,7 @@ fn ship_template_placeholders_end_the_match() {
         analyze("tool ship --pr x", &c)
             .findings
             .iter()
-            .any(|f| f.effect == Effect::ShipCommand)
+            .any(|f| matches!(f.effect, Effect::ShipCommand { .. }))
     );
     assert!(analyze("tool status", &c).is_empty());
 }
@@ -368,7 +451,7 @@ fn truncated_options_do_not_panic() {
         "alias l='l -a'; l",
     ] {
         let a = analyze(cmd, &ctx());
-        let _ = decide(&a, GuardMode::Strict, true, None);
+        let _ = denying_gates(&a, GuardMode::Strict, true, None, &[]);
     }
 }
 
@@ -455,14 +538,14 @@ proptest! {
     #[test]
     fn shellish_input_never_panics(s in shellish()) {
         let a = analyze(&s, &ctx());
-        let _ = decide(&a, GuardMode::Strict, true, None);
-        let _ = decide(&a, GuardMode::Parse, false, Some("assayer"));
+        let _ = denying_gates(&a, GuardMode::Strict, true, None, &[]);
+        let _ = denying_gates(&a, GuardMode::Parse, false, Some("assayer"), &[]);
     }
 
     #[test]
     fn arbitrary_input_never_panics(s in "\\PC{0,300}") {
         let a = analyze(&s, &ctx());
-        let _ = decide(&a, GuardMode::Strict, true, None);
+        let _ = denying_gates(&a, GuardMode::Strict, true, None, &[]);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::shell::Walker;
 
 /// One field of a command line after expansion.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Arg {
+pub struct Arg {
     /// The text after quote removal; for dynamic parts, the source text stands in.
     pub text: String,
     /// Part of the text comes from something the shell computes at run time.
@@ -20,13 +20,15 @@ pub(super) struct Arg {
 }
 
 impl Arg {
-    pub(super) fn lit(s: impl Into<String>) -> Arg {
+    /// A literal word.
+    pub fn lit(s: impl Into<String>) -> Arg {
         Arg {
             text: s.into(),
             dynamic: false,
         }
     }
-    pub(super) fn dynamic(s: impl Into<String>) -> Arg {
+    /// A word computed at run time; `s` is its source text.
+    pub fn dynamic(s: impl Into<String>) -> Arg {
         Arg {
             text: s.into(),
             dynamic: true,
@@ -105,8 +107,25 @@ impl Fields {
 }
 
 impl Walker<'_> {
-    /// Expands one raw word into fields, analyzing any command it substitutes.
+    /// Expands one raw word into fields, analyzing any command it substitutes. Brace
+    /// expansion comes first, as in bash: `{git,push}` is two words.
     pub(super) fn resolve(&mut self, raw: &str) -> Vec<Arg> {
+        if raw.contains('{') {
+            match brace_expand(raw) {
+                Braces::None => {}
+                Braces::Words(words) => {
+                    return words.iter().flat_map(|w| self.resolve_one(w)).collect();
+                }
+                Braces::TooMany => {
+                    self.resolve_one(raw);
+                    return vec![Arg::dynamic(raw)];
+                }
+            }
+        }
+        self.resolve_one(raw)
+    }
+
+    fn resolve_one(&mut self, raw: &str) -> Vec<Arg> {
         let pieces = match parse_word(raw, &self.opts) {
             Some(p) => p,
             None => {
@@ -167,6 +186,7 @@ impl Walker<'_> {
                     self.analyze_str(c);
                     match self.substitution_value(c) {
                         Some(v) if quoted => f.push(&v),
+                        Some(v) if self.ifs_changed => f.push_dynamic(&v),
                         Some(v) => f.push_split(&v),
                         None => f.push_dynamic(src),
                     }
@@ -191,8 +211,24 @@ impl Walker<'_> {
                     for inner in param_words(pe) {
                         self.resolve(inner);
                     }
+                    if let Some(all) = self.all_positional(pe) {
+                        // `"$@"` is one field per parameter, even in quotes.
+                        for (k, a) in all.iter().enumerate() {
+                            if k > 0 {
+                                f.end();
+                            }
+                            if a.dynamic {
+                                f.push_dynamic(&a.text);
+                            } else {
+                                f.push(&a.text);
+                            }
+                        }
+                        continue;
+                    }
                     match self.param_value(pe) {
                         Some(v) if quoted => f.push(&v),
+                        // A changed IFS splits where the guard can't follow.
+                        Some(v) if self.ifs_changed => f.push_dynamic(&v),
                         Some(v) => f.push_split(&v),
                         None => f.push_dynamic(src),
                     }
@@ -208,6 +244,28 @@ impl Walker<'_> {
                 parameter: word::Parameter::Named(n),
                 indirect: false,
             } => self.vars.get(n).cloned(),
+            ParameterExpr::Parameter {
+                parameter: word::Parameter::Positional(n),
+                indirect: false,
+            } => {
+                let args = self.positional.as_ref()?;
+                let a = args.get((*n as usize).checked_sub(1)?)?;
+                (!a.dynamic).then(|| a.text.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// The positional parameters for `$@`/`$*`, when a function call made them known.
+    fn all_positional(&self, pe: &ParameterExpr) -> Option<Vec<Arg>> {
+        match pe {
+            ParameterExpr::Parameter {
+                parameter:
+                    word::Parameter::Special(word::SpecialParameter::AllPositionalParameters {
+                        concatenate: false,
+                    }),
+                indirect: false,
+            } => self.positional.clone(),
             _ => None,
         }
     }
@@ -224,7 +282,9 @@ impl Walker<'_> {
                 }
             }
         }
-        if let Some(rest) = t.strip_prefix("echo ") {
+        if let Some(rest) = t.strip_prefix("echo ")
+            && !rest.contains(['|', ';', '&', '<', '>', '(', ')', '`', '$', '\n'])
+        {
             let words: Option<Vec<String>> = rest
                 .split_whitespace()
                 .map(|w| literal_text(w, &self.opts))
@@ -236,6 +296,164 @@ impl Walker<'_> {
         }
         None
     }
+}
+
+/// What brace expansion makes of a word.
+enum Braces {
+    /// The word has no unquoted brace expansion.
+    None,
+    /// The words it expands to, in order.
+    Words(Vec<String>),
+    /// More words than the guard follows.
+    TooMany,
+}
+
+/// The most words one brace expansion may produce before the word counts as computed.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// Expands the first unquoted `{a,b}` or `{x..y}` in `raw` (source text), recursively.
+fn brace_expand(raw: &str) -> Braces {
+    let Some((open, close, parts)) = first_brace(raw) else {
+        return Braces::None;
+    };
+    let (pre, post) = (&raw[..open], &raw[close + 1..]);
+    let mut out: Vec<String> = Vec::new();
+    for p in parts {
+        let word = format!("{pre}{p}{post}");
+        match brace_expand(&word) {
+            Braces::None => out.push(word),
+            Braces::Words(w) => out.extend(w),
+            Braces::TooMany => return Braces::TooMany,
+        }
+        if out.len() > MAX_BRACE_WORDS {
+            return Braces::TooMany;
+        }
+    }
+    Braces::Words(out)
+}
+
+/// The first unquoted brace expression: its byte range and its alternatives.
+fn first_brace(raw: &str) -> Option<(usize, usize, Vec<String>)> {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    while i < b.len() {
+        let c = b[i];
+        match (quote, c) {
+            (_, b'\\') => i += 1,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, b'$') if b.get(i + 1) == Some(&b'{') || b.get(i + 1) == Some(&b'(') => {
+                // Skip `${…}` and `$(…)`: not brace expansion.
+                let (o, cl) = if b[i + 1] == b'{' {
+                    (b'{', b'}')
+                } else {
+                    (b'(', b')')
+                };
+                let mut depth = 0;
+                let mut j = i + 1;
+                while j < b.len() {
+                    if b[j] == o {
+                        depth += 1;
+                    } else if b[j] == cl {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    j += 1;
+                }
+                i = j;
+            }
+            (None, b'{') => {
+                // Find the matching close and the top-level commas.
+                let mut depth = 0;
+                let mut j = i;
+                let mut commas = Vec::new();
+                let mut q2: Option<u8> = None;
+                while j < b.len() {
+                    let d = b[j];
+                    match (q2, d) {
+                        (_, b'\\') => j += 1,
+                        (Some(q), d) if d == q => q2 = None,
+                        (Some(_), _) => {}
+                        (None, b'\'' | b'"') => q2 = Some(d),
+                        (None, b'{') => depth += 1,
+                        (None, b'}') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        (None, b',') if depth == 1 => commas.push(j),
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if j >= b.len() {
+                    return None;
+                }
+                let inner = &raw[i + 1..j];
+                if !commas.is_empty() {
+                    let mut parts = Vec::new();
+                    let mut start = i + 1;
+                    for c in commas {
+                        parts.push(raw[start..c].to_owned());
+                        start = c + 1;
+                    }
+                    parts.push(raw[start..j].to_owned());
+                    return Some((i, j, parts));
+                }
+                if let Some(seq) = sequence(inner) {
+                    return Some((i, j, seq));
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `{1..3}`, `{a..e}` (a step, if any, is honoured).
+fn sequence(inner: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    let step: i64 = match parts.get(2) {
+        Some(s) => s.parse().ok()?,
+        None => 1,
+    };
+    let step = step.unsigned_abs().max(1) as usize;
+    if let (Ok(a), Ok(b)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
+        let (lo, hi) = (a.min(b), a.max(b));
+        if (hi - lo) as usize / step > MAX_BRACE_WORDS {
+            return Some(vec!["…".to_owned(); MAX_BRACE_WORDS + 1]);
+        }
+        let mut v: Vec<String> = (lo..=hi).step_by(step).map(|n| n.to_string()).collect();
+        if a > b {
+            v.reverse();
+        }
+        return Some(v);
+    }
+    let (a, b) = (parts[0], parts[1]);
+    if a.chars().count() == 1 && b.chars().count() == 1 {
+        let (a, b) = (a.chars().next()? as u32, b.chars().next()? as u32);
+        let (lo, hi) = (a.min(b), a.max(b));
+        let mut v: Vec<String> = (lo..=hi)
+            .step_by(step)
+            .filter_map(char::from_u32)
+            .map(|c| c.to_string())
+            .collect();
+        if a > b {
+            v.reverse();
+        }
+        return Some(v);
+    }
+    None
 }
 
 /// The literal text of a word with no expansions, after quote removal.
@@ -338,8 +556,24 @@ fn unescape(e: &str, quoted: bool) -> String {
     }
 }
 
+/// Which escape dialect to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Escapes {
+    /// `$'…'`: `\nnn` is up to three octal digits.
+    AnsiC,
+    /// `echo -e` and printf's `%b`: `\0nnn` is octal after a zero.
+    Echo,
+    /// A printf format: `\nnn`, up to three octal digits.
+    Printf,
+}
+
 /// Decodes the common escapes of `$'…'` text.
 fn ansi_c(t: &str) -> String {
+    decode_escapes(t, Escapes::AnsiC)
+}
+
+/// Decodes backslash escapes the way `style` does.
+pub(super) fn decode_escapes(t: &str, style: Escapes) -> String {
     let mut out = String::new();
     let mut chars = t.chars().peekable();
     while let Some(c) = chars.next() {
@@ -353,10 +587,16 @@ fn ansi_c(t: &str) -> String {
             Some('r') => out.push('\r'),
             Some('e' | 'E') => out.push('\u{1b}'),
             Some('a') => out.push('\u{7}'),
-            Some('x') => {
+            Some('c') if style == Escapes::Echo => break,
+            Some(k @ ('x' | 'u' | 'U')) => {
+                let max = match k {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
                 let mut v = 0u32;
                 let mut n = 0;
-                while n < 2 {
+                while n < max {
                     match chars.peek().and_then(|c| c.to_digit(16)) {
                         Some(d) => {
                             v = v * 16 + d;
@@ -371,9 +611,12 @@ fn ansi_c(t: &str) -> String {
                 }
             }
             Some(d @ '0'..='7') => {
-                let mut v = d.to_digit(8).unwrap_or(0);
-                let mut n = 1;
-                while n < 3 {
+                let (mut v, mut n, max) = if style == Escapes::Echo && d == '0' {
+                    (0, 0, 3)
+                } else {
+                    (d.to_digit(8).unwrap_or(0), 1, 3)
+                };
+                while n < max {
                     match chars.peek().and_then(|c| c.to_digit(8)) {
                         Some(d) => {
                             v = v * 8 + d;

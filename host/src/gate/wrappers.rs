@@ -6,214 +6,19 @@
 use super::classify::split_words;
 use super::shell::{Stdin, Walker};
 use super::words::Arg;
+use super::wrapper_table::WRAPPERS;
 
 /// How a wrapper is read: which options take a value, and how many leading
 /// operands come before the wrapped command.
 pub(super) struct Wrapper {
-    name: &'static str,
+    pub(super) name: &'static str,
     /// Short options that take a value (`-u root`, `-uroot`).
-    short_value: &'static str,
+    pub(super) short_value: &'static str,
     /// Long options that take a value when written without `=`.
-    long_value: &'static [&'static str],
+    pub(super) long_value: &'static [&'static str],
     /// Operands before the command (`timeout 10`, `direnv exec DIR`).
-    operands: usize,
+    pub(super) operands: usize,
 }
-
-const WRAPPERS: &[Wrapper] = &[
-    Wrapper {
-        name: "command",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "builtin",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "exec",
-        short_value: "a",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "sudo",
-        short_value: "ughpCDRTUrt",
-        long_value: &[
-            "--user",
-            "--group",
-            "--host",
-            "--prompt",
-            "--close-from",
-            "--chdir",
-            "--chroot",
-            "--command-timeout",
-            "--other-user",
-            "--role",
-            "--type",
-        ],
-        operands: 0,
-    },
-    Wrapper {
-        name: "doas",
-        short_value: "uC",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "nohup",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "setsid",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "chronic",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "unbuffer",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "time",
-        short_value: "fo",
-        long_value: &["--format", "--output"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "caffeinate",
-        short_value: "tw",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "stdbuf",
-        short_value: "ioe",
-        long_value: &["--input", "--output", "--error"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "nice",
-        short_value: "n",
-        long_value: &["--adjustment"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "ionice",
-        short_value: "cnp",
-        long_value: &["--class", "--classdata", "--pid"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "timeout",
-        short_value: "sk",
-        long_value: &["--signal", "--kill-after"],
-        operands: 1,
-    },
-    Wrapper {
-        name: "taskset",
-        short_value: "",
-        long_value: &[],
-        operands: 1,
-    },
-    Wrapper {
-        name: "chrt",
-        short_value: "",
-        long_value: &[],
-        operands: 1,
-    },
-    Wrapper {
-        name: "flock",
-        short_value: "wEc",
-        long_value: &["--timeout", "--conflict-exit-code", "--command"],
-        operands: 1,
-    },
-    Wrapper {
-        name: "prlimit",
-        short_value: "p",
-        long_value: &["--pid"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "strace",
-        short_value: "oepsuabEIOPSX",
-        long_value: &["--output", "--user"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "ltrace",
-        short_value: "oepsuabn",
-        long_value: &["--output"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "valgrind",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "busybox",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "runuser",
-        short_value: "ugG",
-        long_value: &["--user", "--group"],
-        operands: 0,
-    },
-    Wrapper {
-        name: "bundle",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "poetry",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "pipenv",
-        short_value: "",
-        long_value: &[],
-        operands: 0,
-    },
-    Wrapper {
-        name: "uv",
-        short_value: "p",
-        long_value: &[
-            "--python",
-            "--with",
-            "--directory",
-            "--project",
-            "--env-file",
-            "--package",
-        ],
-        operands: 0,
-    },
-    Wrapper {
-        name: "dotenvx",
-        short_value: "f",
-        long_value: &["--env-file"],
-        operands: 0,
-    },
-];
 
 impl Wrapper {
     /// The wrapper called `name`, if it is one.
@@ -326,14 +131,52 @@ impl Walker<'_> {
                 i += 2;
                 break;
             }
+            if t.starts_with("--") && !a.dynamic {
+                let takes_value = matches!(
+                    t,
+                    "--unset"
+                        | "--chdir"
+                        | "--default-signal"
+                        | "--ignore-signal"
+                        | "--block-signal"
+                ) && !t.contains('=');
+                i += if takes_value { 2 } else { 1 };
+                continue;
+            }
             if t.starts_with('-') && t.len() > 1 && !a.dynamic {
-                if let Some(s) = t.strip_prefix("-S") {
-                    rest = split_words(s, a.dynamic);
-                    i += 1;
+                // A cluster such as `-vS 'git push'` or `-iuNAME`: `S` takes the rest of
+                // the cluster or the next word as a command line; `u`, `C` and `P` take a
+                // value the same way.
+                let body = &t[1..];
+                let mut consumed = 1;
+                let mut split: Option<Arg> = None;
+                for (k, c) in body.char_indices() {
+                    let after = &body[k + c.len_utf8()..];
+                    if matches!(c, 'S' | 'u' | 'C' | 'P') {
+                        let value = if after.is_empty() {
+                            consumed = 2;
+                            args.get(i + 1).cloned()
+                        } else {
+                            Some(Arg {
+                                text: after.to_owned(),
+                                dynamic: a.dynamic,
+                            })
+                        };
+                        if c == 'S' {
+                            split = value;
+                        } else if c == 'C'
+                            && let Some(d) = value
+                        {
+                            self.place = self.place.enter(&d);
+                        }
+                        break;
+                    }
+                }
+                i += consumed;
+                if let Some(s) = split {
+                    rest = split_words(&s.text, s.dynamic);
                     break;
                 }
-                let takes_value = matches!(t, "-u" | "-C" | "-P" | "--unset" | "--chdir");
-                i += if takes_value { 2 } else { 1 };
                 continue;
             }
             match a.assignment() {
@@ -425,7 +268,13 @@ impl Walker<'_> {
             // Plain `xargs` runs echo.
             return;
         }
+        // With a replace string each input line is one argument; without, words are.
         let input: Vec<Arg> = match &stdin {
+            Stdin::Text(t) if replace.is_some() => t
+                .lines()
+                .map(|l| Arg::lit(l.trim()))
+                .filter(|a| !a.text.is_empty())
+                .collect(),
             Stdin::Text(t) => t.split_whitespace().map(Arg::lit).collect(),
             _ => vec![Arg::dynamic("(input from the pipe)")],
         };

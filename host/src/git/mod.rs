@@ -362,6 +362,68 @@ pub fn branch_exists(dir: &Path, branch: &str) -> bool {
     )
 }
 
+/// One object read by [`read_objects`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Object {
+    pub oid: String,
+    pub data: Vec<u8>,
+}
+
+/// Objects by name (`<rev>`, `<rev>:<path>`), read in one `git cat-file --batch` with
+/// replacement refs ignored: `None` for a name that does not resolve.
+pub fn read_objects(dir: &Path, names: &[String]) -> Result<Vec<Option<Object>>> {
+    use std::io::Write;
+    let failed = |e: std::io::Error| {
+        HallError::new(Code::CommandFailed, format!("could not run git: {e}")).hint("hall doctor")
+    };
+    let mut child = Command::new("git")
+        .arg("--no-replace-objects")
+        .arg("-C")
+        .arg(dir)
+        .args(["cat-file", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(failed)?;
+    let mut input = String::new();
+    for n in names {
+        // A name with a newline would be two queries; it can't name anything anyway.
+        input.push_str(&n.replace(['\n', '\r'], " "));
+        input.push('\n');
+    }
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes()).map_err(failed)?;
+    }
+    let out = child.wait_with_output().map_err(failed)?;
+    let mut rest: &[u8] = &out.stdout;
+    let mut answers = Vec::with_capacity(names.len());
+    for _ in names {
+        let Some(end) = rest.iter().position(|b| *b == b'\n') else {
+            answers.push(None);
+            continue;
+        };
+        let header = String::from_utf8_lossy(&rest[..end]).to_string();
+        rest = &rest[end + 1..];
+        let mut parts = header.split(' ');
+        let (oid, size) = (
+            parts.next(),
+            parts.nth(1).and_then(|s| s.parse::<usize>().ok()),
+        );
+        match (oid, size) {
+            (Some(oid), Some(size)) if rest.len() > size => {
+                answers.push(Some(Object {
+                    oid: oid.to_string(),
+                    data: rest[..size].to_vec(),
+                }));
+                rest = &rest[size + 1..];
+            }
+            _ => answers.push(None),
+        }
+    }
+    Ok(answers)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

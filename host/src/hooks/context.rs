@@ -108,6 +108,15 @@ pub fn session_start(hook: &Hook) -> Result<Option<String>> {
             " {inbox} thing(s) wait for the person in `hall inbox`."
         ));
     }
+    // A session the user meant to confine but started with plain `claude`: the hooks
+    // still gate it, but nothing below them does. Say so, once, at the start.
+    if crate::commands::claude_confine_by_default()
+        && std::env::var_os(crate::commands::SESSION_ENV).is_none()
+    {
+        text.push_str(
+            " This session runs without Hallmark's sandbox (it was not started with `hall claude`);              tell the person, who can restart it with `hall claude`.",
+        );
+    }
     Ok(Some(context_output(hook.event, &text)))
 }
 

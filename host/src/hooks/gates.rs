@@ -1,13 +1,23 @@
-//! PreToolUse: the edit gate, the push gate and the note gate.
+//! PreToolUse: the gates. The file tools are checked against the protected paths and
+//! the edit gate; reads against the secrets; Bash commands through the shell analysis
+//! ([`crate::gate`]) and then judged against this repository and this session
+//! ([`HookWorld`]).
+//!
+//! Hooks fail open on their own errors, but a gate fails closed on what it can't read:
+//! anything that may push, write a note or write where a session may not is denied when
+//! the answer needed to allow it can't be had (an unreadable journal, a computed path,
+//! a commit that can't be resolved).
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
 use super::Hook;
+use super::protect::{Protection, absolute, inside_git_dir, resolve};
 use crate::config::{CaptureMode, PushGuard};
 use crate::error::{Code, HallError, Result};
-use crate::gate::{self, Effect, GateContext, GuardMode};
+use crate::gate::{self, Access, Effect, Gate, GateContext, GuardMode, Place, PlaceKind, World};
 use crate::git::{self, Repo};
 use crate::item::EventKind;
 
@@ -24,20 +34,29 @@ struct HookContext<'a> {
 
 impl GateContext for HookContext<'_> {
     fn git_alias(&self, name: &str) -> Option<String> {
-        git::run(self.cwd, &["config", "--get", &format!("alias.{name}")])
-            .ok()
-            .filter(|v| !v.is_empty())
+        git::run(
+            self.cwd,
+            &[
+                "-c",
+                "core.fsmonitor=false",
+                "config",
+                "--get",
+                &format!("alias.{name}"),
+            ],
+        )
+        .ok()
+        .filter(|v| !v.is_empty())
     }
     fn read_script(&self, path: &str) -> Option<String> {
         use std::io::Read;
-        let p = self.cwd.join(path);
-        let mut text = String::new();
+        let p = absolute(self.cwd, path);
+        let mut bytes = Vec::new();
         std::fs::File::open(p)
             .ok()?
             .take(MAX_SCRIPT)
-            .read_to_string(&mut text)
+            .read_to_end(&mut bytes)
             .ok()?;
-        Some(text)
+        Some(String::from_utf8_lossy(&bytes).into_owned())
     }
     fn ship_command(&self) -> Option<&str> {
         Some(self.ship).filter(|s| !s.trim().is_empty())
@@ -47,6 +66,293 @@ impl GateContext for HookContext<'_> {
     }
     fn env_var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
+    }
+}
+
+/// The world the gates judge against: this repository, this session, git and gh.
+pub struct HookWorld<'h> {
+    hook: &'h Hook,
+    protection: OnceCell<Protection>,
+    trust: OnceCell<crate::hallmark::Trust>,
+}
+
+impl<'h> HookWorld<'h> {
+    pub fn new(hook: &'h Hook) -> Self {
+        HookWorld {
+            hook,
+            protection: OnceCell::new(),
+            trust: OnceCell::new(),
+        }
+    }
+
+    fn protection(&self) -> &Protection {
+        self.protection.get_or_init(|| {
+            let root = Repo::discover(&self.hook.cwd)
+                .map(|r| r.toplevel)
+                .unwrap_or_else(|_| self.hook.cwd.clone());
+            let mut p = Protection::new(&self.hook.repo, &root);
+            if let Some(dir) = crate::platform::config_dir() {
+                p.add_secret(&crate::sign::key_path(&dir).0);
+            }
+            p
+        })
+    }
+
+    fn trust(&self) -> &crate::hallmark::Trust {
+        self.trust.get_or_init(|| {
+            crate::hallmark::Trust::for_repo(&self.hook.repo.main_root, &self.hook.hall.config.base)
+        })
+    }
+
+    /// The directory a place names, resolved; `None` when it is computed.
+    fn dir_of(&self, place: &Place) -> Option<PathBuf> {
+        if place.dynamic {
+            return None;
+        }
+        let dir = match &place.dir {
+            Some(d) => absolute(&self.hook.cwd, d),
+            None => self.hook.cwd.clone(),
+        };
+        Some(match &place.git_dir {
+            Some(g) => absolute(&dir, g),
+            None => dir,
+        })
+    }
+
+    /// Whether a path is one of this repository's local remotes.
+    fn is_local_remote(&self, dir: &Path) -> Option<String> {
+        let out = git::run(
+            &self.hook.repo.main_root,
+            &["config", "--get-regexp", r"^remote\..*\.(url|pushurl)$"],
+        )
+        .ok()?;
+        for line in out.lines() {
+            let Some((key, url)) = line.split_once(' ') else {
+                continue;
+            };
+            let path = url.strip_prefix("file://").unwrap_or(url);
+            if path.contains("://") || (path.contains(':') && !path.starts_with('/')) {
+                continue;
+            }
+            let p = resolve(&absolute(&self.hook.repo.main_root, path));
+            if dir.starts_with(&p) {
+                let name = key.split('.').nth(1).unwrap_or("a remote");
+                return Some(format!("{} (the remote `{name}`)", p.display()));
+            }
+        }
+        None
+    }
+
+    fn verify_at(&self, dir: &Path, rev: &str) -> std::result::Result<(), String> {
+        let journal = self
+            .hook
+            .hall
+            .journal
+            .exists()
+            .then_some(&self.hook.hall.journal);
+        crate::hallmark::verify_commit(dir, rev, self.trust(), journal)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl World for HookWorld<'_> {
+    fn base(&self) -> &str {
+        &self.hook.hall.config.base
+    }
+
+    fn place(&self, place: &Place) -> PlaceKind {
+        let Some(dir) = self.dir_of(place) else {
+            return PlaceKind::Unknown;
+        };
+        let dir = resolve(&dir);
+        if !dir.exists() {
+            // A directory that doesn't exist yet can't be placed; it may be made later
+            // in the same command.
+            return PlaceKind::Unknown;
+        }
+        let p = self.protection();
+        if place.git_dir.is_some() || !dir.join(".git").exists() && inside_git_dir(&dir).is_some() {
+            // A git directory named directly, or a bare repository.
+            if dir.starts_with(p.common()) {
+                return if p.session_root() == p.main_root() {
+                    PlaceKind::Own
+                } else {
+                    PlaceKind::MainCheckout
+                };
+            }
+            if let Some(g) = inside_git_dir(&dir) {
+                return PlaceKind::Protected(format!("the repository {}", g.display()));
+            }
+        }
+        let Ok(repo) = Repo::discover(&dir) else {
+            return PlaceKind::Elsewhere;
+        };
+        let top = resolve(&repo.toplevel);
+        if resolve(&repo.common_dir) != p.common() {
+            return match self.is_local_remote(&top) {
+                Some(what) => PlaceKind::Protected(what),
+                None => PlaceKind::Elsewhere,
+            };
+        }
+        if top == p.session_root() {
+            return PlaceKind::Own;
+        }
+        if top == p.main_root() {
+            return PlaceKind::MainCheckout;
+        }
+        match self.hook.worktree_item(&top) {
+            Ok(Some(_)) => PlaceKind::ItemWorktree,
+            _ => PlaceKind::OtherWorktree,
+        }
+    }
+
+    fn protected(&self, place: &Place, path: &str, access: Access) -> Option<String> {
+        let base = self.dir_of(place)?;
+        if path.contains(['*', '?', '[']) {
+            return self.protected_glob(&base, path, access);
+        }
+        self.protection().check(&base, path, access)
+    }
+
+    fn verify_revs(&self, place: &Place, revs: &[String]) -> std::result::Result<(), String> {
+        let Some(dir) = self.dir_of(place) else {
+            return Err("it runs in a directory computed at run time".into());
+        };
+        if revs.iter().any(|r| r == "HEAD") {
+            self.default_push_config(&dir)?;
+        }
+        for rev in revs {
+            self.verify_at(&dir, rev)?;
+        }
+        Ok(())
+    }
+
+    fn verify_pr(&self, place: &Place, pr: Option<&str>) -> std::result::Result<(), String> {
+        let Some(dir) = self.dir_of(place) else {
+            return Err("it runs in a directory computed at run time".into());
+        };
+        let mut args = vec!["pr", "view"];
+        if let Some(p) = pr {
+            args.push(p);
+        }
+        args.extend(["--json", "headRefOid", "--jq", ".headRefOid"]);
+        let out = std::process::Command::new("gh")
+            .args(&args)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("its head can't be read ({e})"))?;
+        let sha = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || sha.is_empty() {
+            return Err(format!(
+                "its head can't be read: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        self.verify_at(&dir, &sha)
+    }
+
+    fn commit_is_free(&self, effect: &Effect) -> bool {
+        commit_is_free(self.hook, effect)
+    }
+}
+
+impl HookWorld<'_> {
+    /// A path with glob characters: every existing match must be allowed, and so must
+    /// the directory the pattern starts in.
+    fn protected_glob(&self, base: &Path, pattern: &str, access: Access) -> Option<String> {
+        let full = absolute(base, pattern);
+        let text = full.to_string_lossy().to_string();
+        let fixed = text
+            .split(['*', '?', '['])
+            .next()
+            .unwrap_or("")
+            .rsplit_once('/')
+            .map(|(d, _)| d.to_string())
+            .unwrap_or_else(|| "/".into());
+        if let Some(why) = self
+            .protection()
+            .check_resolved(&resolve(Path::new(&fixed)), access)
+        {
+            return Some(why);
+        }
+        for m in glob_matches(&full, 256) {
+            if let Some(why) = self.protection().check_resolved(&resolve(&m), access) {
+                return Some(why);
+            }
+        }
+        None
+    }
+
+    /// A push with no refspec sends the current branch, unless git is configured to
+    /// send more; that configuration can't be followed here.
+    fn default_push_config(&self, dir: &Path) -> std::result::Result<(), String> {
+        let out = git::output(
+            dir,
+            &[
+                "config",
+                "--get-regexp",
+                r"^(push\.default|remote\..*\.(push|mirror))$",
+            ],
+        )
+        .map_err(|e| e.message)?;
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let (k, v) = line.split_once(' ').unwrap_or((line, ""));
+            let more = (k == "push.default" && v == "matching")
+                || k.ends_with(".push")
+                || (k.ends_with(".mirror") && v == "true");
+            if more {
+                return Err(format!(
+                    "git is configured (`{k} {v}`) to push more than the current branch"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Paths matching a glob, by listing directories (bounded).
+fn glob_matches(pattern: &Path, max: usize) -> Vec<PathBuf> {
+    let mut current = vec![PathBuf::from("/")];
+    for comp in pattern.components().skip(1) {
+        let part = comp.as_os_str().to_string_lossy().to_string();
+        let mut next = Vec::new();
+        for dir in &current {
+            if part.contains(['*', '?', '[']) {
+                let Ok(entries) = std::fs::read_dir(dir) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    if wildcard(part.as_bytes(), name.as_bytes()) {
+                        next.push(dir.join(name));
+                    }
+                }
+            } else {
+                next.push(dir.join(&part));
+            }
+            if next.len() > max {
+                break;
+            }
+        }
+        current = next;
+    }
+    current
+}
+
+/// `*`, `?` and `[…]` (any character class counts as one character) within one name.
+fn wildcard(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => wildcard(&p[1..], s) || (!s.is_empty() && wildcard(p, &s[1..])),
+        (Some(b'?'), Some(_)) => wildcard(&p[1..], &s[1..]),
+        (Some(b'['), Some(_)) => match p.iter().position(|&c| c == b']') {
+            Some(end) => wildcard(&p[end + 1..], &s[1..]),
+            None => false,
+        },
+        (Some(a), Some(b)) if a == b => wildcard(&p[1..], &s[1..]),
+        _ => false,
     }
 }
 
@@ -65,6 +371,15 @@ pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
                 return Ok(None);
             };
             edit_gate(hook, tool, &path)
+        }
+        "Read" | "Grep" | "Glob" | "NotebookRead" | "LS" => {
+            let Some(path) = field("file_path")
+                .or_else(|| field("path"))
+                .or_else(|| field("notebook_path"))
+            else {
+                return Ok(None);
+            };
+            read_gate(hook, tool, &path)
         }
         "Bash" => {
             let Some(command) = field("command") else {
@@ -114,39 +429,58 @@ fn existing_dir(path: &Path) -> Option<PathBuf> {
 }
 
 fn relative(path: &Path, root: &Path) -> Option<String> {
-    let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let dir = existing_dir(path)?.canonicalize().ok()?;
-    let rest = path.strip_prefix(existing_dir(path)?).ok()?;
-    let full = dir.join(rest);
+    let canon_root = resolve(root);
+    let full = resolve(path);
     let rel = full.strip_prefix(&canon_root).ok()?;
     Some(rel.to_string_lossy().replace('\\', "/"))
 }
 
+/// Read, Grep and Glob: only the secrets are refused.
+fn read_gate(hook: &Hook, tool: &str, raw: &str) -> Result<Option<String>> {
+    let world = HookWorld::new(hook);
+    let Some(why) = world.protection().check(&hook.cwd, raw, Access::Read) else {
+        return Ok(None);
+    };
+    let err = HallError::new(
+        Code::GateDenied,
+        format!("{tool} of {raw} is refused: {why}."),
+    )
+    .hint("hall status")
+    .with_check(Gate::Protect.name());
+    Ok(Some(deny(hook, Gate::Protect.name(), raw, err)))
+}
+
 fn edit_gate(hook: &Hook, tool: &str, raw: &str) -> Result<Option<String>> {
+    let world = HookWorld::new(hook);
+    // Protected paths are refused whatever `[capture] mode` says: the mode chooses how
+    // work is captured, never whether git's internals can be written.
+    if let Some(why) = world.protection().check(&hook.cwd, raw, Access::Write) {
+        let err = HallError::new(
+            Code::GateDenied,
+            format!("{tool} of {raw} is refused: {why}."),
+        )
+        .hint("hall status")
+        .hint("hall ask \"…\"")
+        .with_check(Gate::Protect.name());
+        return Ok(Some(deny_hard(hook, Gate::Protect.name(), raw, err)));
+    }
     if hook.hall.config.capture.mode == CaptureMode::Off {
         return Ok(None);
     }
-    let path = if Path::new(raw).is_absolute() {
-        PathBuf::from(raw)
-    } else {
-        hook.cwd.join(raw)
-    };
+    let path = absolute(&hook.cwd, raw);
     let Some(dir) = existing_dir(&path) else {
         return Ok(None);
     };
-    // Files outside this repository are never gated.
+    // Files outside this repository are never gated by the edit gate.
     let Ok(repo) = Repo::discover(&dir) else {
         return Ok(None);
     };
-    if repo.common_dir != hook.repo.common_dir {
+    if resolve(&repo.common_dir) != resolve(&hook.repo.common_dir) {
         return Ok(None);
     }
     let Some(rel) = relative(&path, &repo.toplevel) else {
         return Ok(None);
     };
-    if rel.starts_with(".git/") || rel == ".git" {
-        return Ok(None);
-    }
     if is_free(&rel, &hook.hall.config.capture.free) || hook.worktree_item(&dir)?.is_some() {
         return Ok(None);
     }
@@ -159,8 +493,9 @@ fn edit_gate(hook: &Hook, tool: &str, raw: &str) -> Result<Option<String>> {
     )
     .hint("hall new --title \"…\"")
     .hint("hall adopt")
-    .hint("hall status");
-    Ok(Some(deny(hook, "edit", raw, err)?))
+    .hint("hall status")
+    .with_check("edit");
+    Ok(Some(deny(hook, "edit", raw, err)))
 }
 
 /// The `hall` subcommands a command line runs, found by word: `hall` (or a path ending
@@ -197,9 +532,9 @@ fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
 }
 
 fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
-    let actor_env = std::env::var("HALL_ACTOR").ok();
-    if let Some(verb) = refused_verb(&hall_verbs(command), actor_env.as_deref()) {
-        let who = if actor_env.as_deref() == Some("fixer") {
+    let actor = std::env::var("HALL_ACTOR").ok();
+    if let Some(verb) = refused_verb(&hall_verbs(command), actor.as_deref()) {
+        let who = if actor.as_deref() == Some("fixer") {
             "the fixer"
         } else {
             "an agent"
@@ -209,8 +544,9 @@ fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
             format!("`hall {verb}` is refused to {who}: a script or a person decides what happens to the item."),
         )
         .hint("hall findings")
-        .hint("hall fixed <ids>");
-        return Ok(Some(deny(hook, "hall", command, err)?));
+        .hint("hall fixed <ids>")
+        .with_check("hall");
+        return Ok(Some(deny(hook, "hall", command, err)));
     }
     let config = &hook.hall.config;
     let ctx = HookContext {
@@ -226,75 +562,68 @@ fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
         PushGuard::Strict => GuardMode::Strict,
         PushGuard::Parse => GuardMode::Parse,
     };
-    // The actor comes from the hook's own environment, never from the command text.
-    let actor = std::env::var("HALL_ACTOR").ok();
-    let decision = match hook.worktree_item(&hook.cwd) {
-        Ok(item) => gate::decide(&analysis, mode, item.is_some(), actor.as_deref()),
+    // Whether the session is in an item's worktree; an unreadable journal counts as
+    // "yes", which only relaxes the commit gate (nothing is pushed by a commit).
+    let in_item = match hook.worktree_item(&hook.cwd) {
+        Ok(item) => item.is_some(),
         Err(e) => {
-            // Can't tell whether this is an item's worktree (an unreadable journal): fail
-            // open on everything that depends on it, but a definite push or note write
-            // still needs its hallmark or its actor.
             super::log_anywhere(&format!(
-                "PreToolUse: {}; gating only definite pushes and note writes",
+                "PreToolUse: {}; judging as inside an item's worktree",
                 e.message
             ));
-            let mut d = gate::decide(&analysis, mode, true, actor.as_deref());
-            d.push = d
-                .push
-                .filter(|t| !matches!(t.finding.effect, Effect::Unfollowable { .. }));
-            d.commits.clear();
-            d
+            true
         }
     };
-    if let Some(t) = &decision.note {
-        let err = HallError::new(
+    let session = gate::Session {
+        mode,
+        actor: actor.as_deref(),
+        in_item,
+    };
+    let world = HookWorld::new(hook);
+    let denials = gate::judge(&analysis.findings, session, &world);
+    let Some(first) = denials.first() else {
+        return Ok(None);
+    };
+    let item = hook.worktree_item(&hook.cwd).ok().flatten();
+    let reason = sentence(&first.reason);
+    let err = match first.gate {
+        Gate::Note => HallError::new(
             Code::GateDenied,
-            format!("{} Only Hallmark strikes hallmarks.", sentence(&t.reason)),
+            format!("{reason} Only Hallmark strikes hallmarks."),
         )
         .hint("hall status")
-        .hint("hall log --kind hallmarked");
-        return Ok(Some(deny(hook, "note", command, err)?));
-    }
-    if let Some(t) = &decision.push {
-        match crate::hallmark::verify(&hook.hall.journal, &hook.cwd) {
-            Ok(_) => {}
-            Err(why) => {
-                let item = hook.worktree_item(&hook.cwd)?;
-                let mut err = HallError::new(
-                    Code::GateDenied,
-                    format!(
-                        "{} It is refused because {why}. Hallmark ships approved work itself.",
-                        sentence(&t.reason)
-                    ),
-                );
-                match item {
-                    Some(id) => {
-                        err = err
-                            .hint(format!("hall propose-ready {id} --summary \"…\""))
-                            .hint(format!("hall status {id}"))
-                    }
-                    None => err = err.hint("hall status").hint("hall new --title \"…\""),
-                }
-                return Ok(Some(deny(hook, "push", command, err)?));
+        .hint("hall log --kind hallmarked"),
+        Gate::Push => {
+            let e = HallError::new(
+                Code::GateDenied,
+                format!("{reason} Hallmark ships approved work itself."),
+            );
+            match item {
+                Some(id) => e
+                    .hint(format!("hall propose-ready {id} --summary \"…\""))
+                    .hint(format!("hall status {id}")),
+                None => e.hint("hall status").hint("hall new --title \"…\""),
             }
         }
-    }
-    for t in &decision.commits {
-        if commit_is_free(hook, &t.finding.effect) {
-            continue;
-        }
-        let err = HallError::new(
+        Gate::Commit => HallError::new(
             Code::GateDenied,
-            format!(
-                "{} Commits happen in an item's worktree (or touch only [capture] free paths).",
-                sentence(&t.reason)
-            ),
+            format!("{reason} Commits happen in an item's worktree (or touch only [capture] free paths)."),
         )
         .hint("hall new --title \"…\"")
-        .hint("hall adopt");
-        return Ok(Some(deny(hook, "commit", command, err)?));
-    }
-    Ok(None)
+        .hint("hall adopt"),
+        Gate::Protect | Gate::Repo | Gate::Config => HallError::new(Code::GateDenied, reason)
+            .hint("hall status")
+            .hint("hall ask \"…\""),
+        Gate::Unreadable => HallError::new(Code::GateDenied, reason)
+            .hint("hall status")
+            .hint("hall ask \"…\""),
+    };
+    Ok(Some(deny_hard(
+        hook,
+        first.gate.name(),
+        command,
+        err.with_check(first.gate.name()),
+    )))
 }
 
 fn sentence(s: &str) -> String {
@@ -312,18 +641,17 @@ fn commit_is_free(hook: &Hook, effect: &Effect) -> bool {
         pathspecs,
         all,
         paths_unknown,
-        dir,
+        place,
     } = effect
     else {
         return false;
     };
-    if *paths_unknown {
+    if *paths_unknown || place.dynamic || place.git_dir.is_some() {
         return false;
     }
     let free = &hook.hall.config.capture.free;
-    let cwd = match dir {
-        Some(d) if Path::new(d).is_absolute() => PathBuf::from(d),
-        Some(d) => hook.cwd.join(d),
+    let cwd = match &place.dir {
+        Some(d) => absolute(&hook.cwd, d),
         None => hook.cwd.clone(),
     };
     let mut paths: Vec<String> = Vec::new();
@@ -338,12 +666,23 @@ fn commit_is_free(hook: &Hook, effect: &Effect) -> bool {
             }
         }
     } else {
-        let Ok(staged) = git::run(&cwd, &["diff", "--cached", "--name-only"]) else {
+        let Ok(staged) = git::run(
+            &cwd,
+            &[
+                "-c",
+                "core.fsmonitor=false",
+                "diff",
+                "--cached",
+                "--name-only",
+            ],
+        ) else {
             return false;
         };
         paths.extend(staged.lines().map(str::to_string));
         if *all {
-            let Ok(changed) = git::run(&cwd, &["diff", "--name-only"]) else {
+            let Ok(changed) =
+                git::run(&cwd, &["-c", "core.fsmonitor=false", "diff", "--name-only"])
+            else {
                 return false;
             };
             paths.extend(changed.lines().map(str::to_string));
@@ -353,38 +692,55 @@ fn commit_is_free(hook: &Hook, effect: &Effect) -> bool {
 }
 
 /// The PreToolUse answer: `deny` (or `ask` for the edit gate in `[capture] mode = "ask"`)
-/// with Hallmark's error JSON as the reason, and a `gate_denied` record.
-fn deny(hook: &Hook, gate: &str, what: &str, err: HallError) -> Result<String> {
-    let reason = serde_json::to_string(&err.reply()).unwrap_or_else(|_| err.message.clone());
+/// with Hallmark's error JSON as the reason, and a `gate_denied` record when the journal
+/// can take one. Recording is best effort: a denial is never lost to a journal error.
+fn deny(hook: &Hook, gate: &str, what: &str, err: HallError) -> String {
     let decision = if gate == "edit" && hook.hall.config.capture.mode == CaptureMode::Ask {
         "ask"
     } else {
         "deny"
     };
-    let item = hook.worktree_item(&hook.cwd).ok().flatten();
-    let mut event = hook.ctx.event(
-        item,
-        EventKind::GateDenied {
-            gate: gate.to_string(),
-            command: what.chars().take(2000).collect(),
-            reason: err.message.clone(),
-        },
-    );
-    event.actor = "hook".into();
-    hook.hall.journal.append_repo(&[event])?;
-    Ok(json!({
+    answer(hook, gate, what, err, decision)
+}
+
+/// A denial that `[capture] mode = "ask"` doesn't soften.
+fn deny_hard(hook: &Hook, gate: &str, what: &str, err: HallError) -> String {
+    answer(hook, gate, what, err, "deny")
+}
+
+fn answer(hook: &Hook, gate: &str, what: &str, err: HallError, decision: &str) -> String {
+    let reason = serde_json::to_string(&err.reply()).unwrap_or_else(|_| err.message.clone());
+    if hook.hall.journal.exists() {
+        let item = hook.worktree_item(&hook.cwd).ok().flatten();
+        let mut event = hook.ctx.event(
+            item,
+            EventKind::GateDenied {
+                gate: gate.to_string(),
+                command: what.chars().take(2000).collect(),
+                reason: err.message.clone(),
+            },
+        );
+        event.actor = "hook".into();
+        if let Err(e) = hook.hall.journal.append_repo(&[event]) {
+            super::log_anywhere(&format!(
+                "PreToolUse: could not record a denial: {}",
+                e.message
+            ));
+        }
+    }
+    json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": decision,
             "permissionDecisionReason": reason,
         }
     })
-    .to_string())
+    .to_string()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::is_free;
+    use super::{is_free, wildcard};
 
     #[test]
     fn free_paths() {
@@ -410,5 +766,13 @@ mod tests {
         ] {
             assert!(!is_free(p, &free), "{p}");
         }
+    }
+
+    #[test]
+    fn wildcards_match_one_name() {
+        assert!(wildcard(b"hoo*", b"hooks"));
+        assert!(wildcard(b"p?st-commit", b"post-commit"));
+        assert!(wildcard(b"[h]ooks", b"hooks"));
+        assert!(!wildcard(b"hoo", b"hooks"));
     }
 }

@@ -9,6 +9,7 @@
 
 mod context;
 mod gates;
+mod protect;
 mod record;
 mod session;
 
@@ -184,24 +185,43 @@ pub fn initialized(dir: &Path) -> Result<Option<Hall>, String> {
         return Ok(None);
     };
     let journal = Journal::new(repo.hall_dir());
-    if !journal.exists() {
+    // A repository the user registered stays gated when its journal directory is gone
+    // (moved or deleted from a session): the gates then run with the defaults.
+    if !journal.exists() && !registered(&repo) {
         return Ok(None);
     }
-    // A broken config must not switch the gates off (an agent could break it on
-    // purpose): log it and gate with the defaults.
-    let config = Config::load(&repo.main_root).unwrap_or_else(|e| {
-        let _ = LOG_DIR.set(journal.root().to_path_buf());
-        log_anywhere(&format!(
-            "{}; the hooks use the default configuration",
-            e.message
-        ));
-        Config::default()
-    });
+    // The rules come from the base branch as committed. A broken config must not switch
+    // the gates off (an agent could break it on purpose): log it and gate with the
+    // defaults, on the recorded base.
+    let config = crate::committed::rules(&repo)
+        .map(|r| r.config)
+        .unwrap_or_else(|e| {
+            if journal.exists() {
+                let _ = LOG_DIR.set(journal.root().to_path_buf());
+            }
+            log_anywhere(&format!(
+                "{}; the hooks use the default configuration",
+                e.message
+            ));
+            Config {
+                base: crate::committed::base_name(&repo),
+                ..Config::default()
+            }
+        });
     Ok(Some(Hall {
         repo,
         journal,
         config,
     }))
+}
+
+/// Whether the user registered this repository with `hall init` (the registry lives in
+/// the user's data directory, outside every repository).
+fn registered(repo: &Repo) -> bool {
+    let main = crate::git::normalize(&repo.main_root);
+    crate::daemon::registered()
+        .iter()
+        .any(|r| crate::git::normalize(r) == main)
 }
 
 /// The journal directory of the hook's repository, once known.

@@ -2,7 +2,7 @@
 //! that record it or a refusal. Pure, like the fold: limits from the config, the HEAD
 //! SHA and anything else from the outside world arrive as arguments.
 
-use super::event::{Dispute, EventKind, Finding, HoldKind};
+use super::event::{Dispute, EventKind, Finding, HoldKind, Seal};
 use super::state::{Item, State};
 
 /// Something a person, an agent or the loop asks of an item.
@@ -52,6 +52,9 @@ pub enum Action {
         summary: Option<String>,
         by: Option<String>,
         max_rejects: u32,
+        /// The signature an approval carries, made by the caller before it asks (the
+        /// core holds no key). Ignored when the verdict rejects.
+        seal: Option<Seal>,
     },
     /// A headless run for the item failed; the second in a row holds it.
     RunFailed {
@@ -62,6 +65,8 @@ pub enum Action {
     /// The shipper's rebase left the patch as approved: the hallmark moves to `sha`.
     Rebased {
         sha: String,
+        /// The shipper's signature over the new commit's statement.
+        seal: Option<Seal>,
     },
     FixSubmitted {
         sha: String,
@@ -256,6 +261,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             summary,
             by,
             max_rejects,
+            seal,
         } => match state {
             Review => {
                 if item.sha.as_deref() != Some(sha.as_str()) {
@@ -280,6 +286,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                         EventKind::Hallmarked {
                             sha: sha.clone(),
                             round: item.round,
+                            seal: seal.clone(),
                         },
                     ])
                 } else if item.rejects + 1 >= max_rejects.saturating_add(item.extra_rounds) {
@@ -308,7 +315,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             }
             _ => Err(wrong()),
         },
-        Action::Rebased { sha } => match state {
+        Action::Rebased { sha, seal } => match state {
             Hallmarked => {
                 let from = item.hallmark.clone().unwrap_or_default();
                 if from == *sha {
@@ -336,6 +343,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                     EventKind::Hallmarked {
                         sha: sha.clone(),
                         round: item.round,
+                        seal: seal.clone(),
                     },
                 ])
             }

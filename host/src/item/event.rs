@@ -107,6 +107,21 @@ impl std::fmt::Display for Finding {
     }
 }
 
+/// What signing adds to a hallmark: the tree of the approved commit, who signed it, the
+/// key's fingerprint and the SSHSIG signature over the hallmark's statement
+/// (`crate::hallmark::Note::statement`). The core carries it as data; it never signs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Seal {
+    /// The approved commit's tree.
+    pub tree: String,
+    /// The signer's principal (an email address, usually).
+    pub signer: String,
+    /// The public key's fingerprint, `SHA256:…`.
+    pub key: String,
+    /// The armored signature (`-----BEGIN SSH SIGNATURE-----`…).
+    pub sig: String,
+}
+
 /// A fixer's dispute of a finding.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Dispute {
@@ -227,8 +242,14 @@ pub enum EventKind {
     },
     /// `max_rejects` was reached: a person decides.
     Escalated { reason: String },
-    /// The hallmark was struck on `sha`.
-    Hallmarked { sha: String, round: u32 },
+    /// The hallmark was struck on `sha`. `seal` is absent on lines written before
+    /// hallmarks were signed (and on forged ones); such a hallmark never becomes a note.
+    Hallmarked {
+        sha: String,
+        round: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seal: Option<Seal>,
+    },
     /// The fixer submitted a fix.
     FixSubmitted {
         sha: String,

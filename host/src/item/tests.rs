@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::decide::{TRANSITIONS, allowed};
-use super::event::{EVENT_VERSION, decode, encode};
+use super::event::{EVENT_VERSION, Seal, decode, encode};
 use super::*;
 
 fn at(step: usize, kind: EventKind) -> Event {
@@ -64,7 +64,58 @@ fn verdict(approved: bool) -> Action {
         summary: None,
         by: None,
         max_rejects: 3,
+        seal: approved.then(seal),
     }
+}
+
+fn seal() -> Seal {
+    Seal {
+        tree: "t".into(),
+        signer: "ada@example.com".into(),
+        key: "SHA256:k".into(),
+        sig: "-----BEGIN SSH SIGNATURE-----".into(),
+    }
+}
+
+#[test]
+fn an_approval_carries_its_seal_into_the_hallmarked_event() {
+    let mut item = fold(&[created()]);
+    item.state = State::Review;
+    item.sha = Some("a".into());
+    let events = decide(&item, &verdict(true)).expect("approves");
+    assert_eq!(
+        events.last(),
+        Some(&EventKind::Hallmarked {
+            sha: "a".into(),
+            round: item.round,
+            seal: Some(seal()),
+        })
+    );
+}
+
+#[test]
+fn a_hallmarked_line_from_before_signing_still_decodes_without_a_seal() {
+    let e = decode(
+        r#"{"v":1,"t":"2026-01-01T00:00:00Z","actor":"assayer","event":"hallmarked","sha":"a","round":2,"item":"H-0001"}"#,
+    )
+    .expect("decodes");
+    assert_eq!(
+        e.kind,
+        EventKind::Hallmarked {
+            sha: "a".into(),
+            round: 2,
+            seal: None
+        }
+    );
+    let signed = at(
+        1,
+        EventKind::Hallmarked {
+            sha: "a".into(),
+            round: 2,
+            seal: Some(seal()),
+        },
+    );
+    assert_eq!(decode(&encode(&signed)).expect("round trip"), signed);
 }
 
 fn failed() -> Action {
@@ -500,7 +551,8 @@ fn action() -> impl Strategy<Value = Action> {
             model: None,
             summary: None,
             by: None,
-            max_rejects: max
+            max_rejects: max,
+            seal: approved.then(seal),
         }),
         any::<bool>().prop_map(|second| Action::RunFailed {
             role: if second {
@@ -511,7 +563,10 @@ fn action() -> impl Strategy<Value = Action> {
             reason: "no structured output".into(),
             run: None,
         }),
-        sha.clone().prop_map(|sha| Action::Rebased { sha }),
+        sha.clone().prop_map(|sha| Action::Rebased {
+            sha,
+            seal: Some(seal())
+        }),
         sha.clone().prop_map(|sha| Action::FixSubmitted {
             sha,
             fixed: vec![],

@@ -172,11 +172,19 @@ pub fn command(
     let git_dir = git::run(wt, &["rev-parse", "--absolute-git-dir"])
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|_| wt.join(".git"));
+    let scope = crate::confine::Scope {
+        repo: &hall.repo,
+        checkout: wt,
+        base: &config.base,
+        domains: &config.sandbox.domains,
+    };
+    let _ = crate::confine::prepare(&scope);
     let settings = runner::confinement(
         config,
         Kind::Fix,
         &[wt.to_path_buf()],
         &[wt.to_path_buf(), git_dir, std::env::temp_dir()],
+        Some(&scope),
     );
     let mut args: Vec<String> = words.collect();
     if !args.iter().any(|a| a == "-p" || a == "--print") {

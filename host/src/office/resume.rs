@@ -99,11 +99,19 @@ fn resume(
     } else {
         format!("The answer to {qid}: {answer}")
     };
+    let scope = crate::confine::Scope {
+        repo: &hall.repo,
+        checkout: &wt,
+        base: &hall.config.base,
+        domains: &hall.config.sandbox.domains,
+    };
+    let _ = crate::confine::prepare(&scope);
     let settings = runner::confinement(
         &hall.config,
         Kind::Resume,
         std::slice::from_ref(&wt),
         std::slice::from_ref(&wt),
+        Some(&scope),
     );
     let mut args = vec![
         "-p".to_string(),

@@ -210,7 +210,19 @@ pub fn prompt(
 /// The reviewer's command line, exactly as the loop runs it.
 pub fn command(hall: &Hall, id: ItemId, plugin: &Path, dir: &Path, prompt: &str) -> RunSpec {
     let config = &hall.config;
-    let settings = runner::confinement(config, Kind::Review, &[dir.to_path_buf()], &[]);
+    let scope = crate::confine::Scope {
+        repo: &hall.repo,
+        checkout: dir,
+        base: &config.base,
+        domains: &config.sandbox.domains,
+    };
+    let settings = runner::confinement(
+        config,
+        Kind::Review,
+        &[dir.to_path_buf()],
+        &[],
+        Some(&scope),
+    );
     let mut args: Vec<String> = vec![
         "-p".into(),
         "--plugin-dir".into(),
@@ -340,6 +352,15 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     if let Some(stop) = budget::before_run(hall, ctx, id, item, "review")? {
         return Ok(stop);
     }
+    // An approval is signed on the spot, so a key that can't be had stops the item
+    // before the reviewer spends anything.
+    let signer = match verdict::signer(hall) {
+        Ok(s) => s,
+        Err(reason) => {
+            let after = super::hold(hall, ctx, id, crate::item::HoldKind::RunFailed, &reason)?;
+            return Ok(Step { did: reason, after });
+        }
+    };
     let dir = super::checks::checkout(hall, id, &sha)?;
     let events = hall.journal.read_item(id)?.events;
     let prompt = prompt(hall, id, item, &events, &dir)?;
@@ -372,7 +393,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let findings = verdict::findings(&checked, findings_so_far(&events) + 1);
     let model = o.usage.first().map(|u| u.model.clone());
     let max_rejects = hall.config.max_rejects;
-    let tx = hall.journal.transact(id, |now, _| {
+    let tx = hall.journal.transact(id, |now, events| {
         if now.state != crate::item::State::Review || now.sha.as_deref() != Some(&sha) {
             // Pulled back (or already decided) while the reviewer ran: keep the usage only.
             return Ok(usage.clone());
@@ -385,11 +406,18 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             summary: Some(checked.summary.clone()),
             by: None,
             max_rejects,
+            seal: None,
         };
-        let kinds = decide(now, &action).map_err(|r| crate::commands::refused(id, r))?;
         let mut out = usage.clone();
         out.push(used.clone());
-        out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
+        out.extend(verdict::decide_signed(
+            hall,
+            ctx,
+            id,
+            (now, events),
+            action,
+            &signer,
+        )?);
         Ok(out)
     })?;
     if tx.after.hallmark.as_deref() == Some(sha.as_str()) {

@@ -359,8 +359,16 @@ pub enum Kind {
 /// `--settings` for a run: its file tools read only inside `dirs` and never the
 /// credential paths in `deny_read`; its commands run in Claude Code's sandbox, writing
 /// only `write` and reaching only the repo's `domains` and `unix_sockets`; web tools are
-/// off. The reviewer also runs without hooks.
-pub fn confinement(config: &Config, kind: Kind, dirs: &[PathBuf], write: &[PathBuf]) -> Value {
+/// off. The reviewer also runs without hooks. With a `scope`, the run gets the same
+/// denials as a confined session ([`crate::confine`]): git's internals beyond what a
+/// commit needs, the journal, local remotes, other checkouts and the signing key.
+pub fn confinement(
+    config: &Config,
+    kind: Kind,
+    dirs: &[PathBuf],
+    write: &[PathBuf],
+    scope: Option<&crate::confine::Scope<'_>>,
+) -> Value {
     let abs = |p: &Path| format!("/{}", p.display());
     let mut allow: Vec<String> = Vec::new();
     for d in dirs {
@@ -384,6 +392,31 @@ pub fn confinement(config: &Config, kind: Kind, dirs: &[PathBuf], write: &[PathB
         deny.push("Write".into());
         deny.push("NotebookEdit".into());
     }
+    let mut deny_write: Vec<String> = Vec::new();
+    let mut deny_read: Vec<String> = Vec::new();
+    if let Some(scope) = scope {
+        let session = crate::confine::settings(scope, write);
+        for rule in session["permissions"]["deny"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(r) = rule.as_str()
+                && !deny.iter().any(|d| d == r)
+            {
+                deny.push(r.to_string());
+            }
+        }
+        let list = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        };
+        deny_write = list(&session["sandbox"]["filesystem"]["denyWrite"]);
+        deny_read = list(&session["sandbox"]["filesystem"]["denyRead"]);
+    }
     json!({
         "disableAllHooks": kind == Kind::Review,
         "permissions": { "allow": allow, "deny": deny, "defaultMode": if kind == Kind::Fix { "acceptEdits" } else { "default" } },
@@ -391,10 +424,15 @@ pub fn confinement(config: &Config, kind: Kind, dirs: &[PathBuf], write: &[PathB
             "enabled": true,
             "allowUnsandboxedCommands": false,
             "autoAllowBashIfSandboxed": false,
-            "filesystem": { "allowWrite": write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>() },
+            "filesystem": {
+                "allowWrite": write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "denyWrite": deny_write,
+                "denyRead": deny_read,
+            },
             "network": {
                 "allowedDomains": config.sandbox.domains,
                 "allowUnixSockets": config.sandbox.unix_sockets,
+                "strictAllowlist": true,
             },
         },
     })

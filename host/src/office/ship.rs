@@ -3,17 +3,24 @@
 //! closed.
 //!
 //! A rebase that leaves the patch as approved (same `git patch-id`) carries the approval
-//! to the new commit: `rebased {carried: true}`, a hallmark on the new SHA, and a note
-//! naming it. A rebase that conflicts, or changes the patch, returns the item to
-//! development, so nothing unreviewed ships.
+//! to the new commit: the shipper verifies the original hallmark's signature, then signs
+//! a statement for the new commit that names the approved one (`rebased {carried:
+//! true}`, a signed hallmark on the new SHA). A rebase that conflicts, or changes the
+//! patch, returns the item to development, so nothing unreviewed ships.
+//!
+//! The hallmark is verified before anything moves (and the carried one right after it
+//! is signed); then `refs/notes/hallmark` is pushed to origin (merged with origin's
+//! first, never forced) before the ship command runs, so the CI check that verifies the
+//! pull request finds the note when the PR opens.
 
 use std::path::Path;
 
 use super::Step;
 use super::verdict;
 use crate::commands::{Ctx, Hall, short};
-use crate::error::{HallError, Result};
+use crate::error::{Code, HallError, Result};
 use crate::git;
+use crate::hallmark::{self, NOTES_REF, Trust};
 use crate::item::{Action, EventKind, HoldKind, Item, ItemId, State, decide};
 
 fn patch_id(dir: &Path, from: &str, to: &str) -> Option<String> {
@@ -132,9 +139,100 @@ fn review_text(id: ItemId, item: &Item, events: &[crate::item::Event]) -> (Strin
     (body, review)
 }
 
+/// Where origin's notes are fetched to before they are merged into ours.
+const ORIGIN_NOTES: &str = "refs/notes/hallmark-origin";
+
+/// A git command run as the shipper (the actor a reference hook would ask about).
+fn shipper_git(root: &Path, args: &[&str]) -> std::result::Result<String, String> {
+    let out = std::process::Command::new("git")
+        .current_dir(root)
+        .env("HALL_ACTOR", "shipper")
+        .args(args)
+        .output()
+        .map_err(|e| format!("could not run git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Pushes `refs/notes/hallmark` to origin: origin's notes are fetched and merged first
+/// (ours win only where both clones noted the same commit), so notes struck from other
+/// clones are kept, and the push is never forced. A push that loses a race is tried
+/// again from the fetch. Nothing to do without an origin.
+fn push_notes(root: &Path) -> std::result::Result<(), String> {
+    if !git::succeeds(root, &["remote", "get-url", "origin"]) {
+        return Ok(());
+    }
+    let mut last = String::new();
+    for _ in 0..3 {
+        let listed = shipper_git(root, &["ls-remote", "origin", NOTES_REF])?;
+        if !listed.is_empty() {
+            shipper_git(
+                root,
+                &[
+                    "fetch",
+                    "--quiet",
+                    "origin",
+                    &format!("+{NOTES_REF}:{ORIGIN_NOTES}"),
+                ],
+            )?;
+            shipper_git(
+                root,
+                &[
+                    "notes",
+                    &format!("--ref={NOTES_REF}"),
+                    "merge",
+                    "--quiet",
+                    "--strategy=ours",
+                    ORIGIN_NOTES,
+                ],
+            )?;
+        }
+        match shipper_git(
+            root,
+            &[
+                "push",
+                "--quiet",
+                "origin",
+                &format!("{NOTES_REF}:{NOTES_REF}"),
+            ],
+        ) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Why a hallmark that doesn't verify stops the ship, with the fix when there is one.
+fn not_shippable(hall: &Hall, why: &hallmark::NotHallmarked) -> String {
+    let mut reason = format!("{why}; nothing was shipped");
+    if let hallmark::NotHallmarked::UnknownSigner { .. } = why {
+        reason.push_str(&format!(
+            " (to trust this key, run `hall init --signers` and commit {} on {})",
+            hallmark::SIGNERS_FILE,
+            hall.config.base
+        ));
+    }
+    reason
+}
+
 /// Ships one hallmarked item.
 pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
-    verdict::ensure_note(hall, id, item)?;
+    match verdict::ensure_note(hall, id, item) {
+        Ok(_) => {}
+        Err(e) if e.code == Code::NotHallmarked => {
+            let reason = format!("{}; next: `{}`", e.message, e.next.join("`, `"));
+            return hold(hall, ctx, id, reason);
+        }
+        Err(e) => return Err(e),
+    }
     let sha = item
         .hallmark
         .clone()
@@ -161,9 +259,20 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             ),
         );
     }
+    // Only a real hallmark ships or carries: it is checked before anything moves.
+    let trust = Trust::for_repo(&hall.repo.main_root, &hall.config.base);
+    if let Err(why) = hallmark::verify_commit(&wt, &sha, &trust, Some(&hall.journal)) {
+        return hold(hall, ctx, id, not_shippable(hall, &why));
+    }
     let base = latest_base(&wt, &hall.config.base);
     let mut item = item.clone();
     if !git::is_ancestor(&wt, &base, &sha) {
+        // The carried approval is signed anew, so the key must be at hand before the
+        // branch is rebased.
+        let signer = match verdict::signer(hall) {
+            Ok(s) => s,
+            Err(reason) => return hold(hall, ctx, id, reason),
+        };
         let old_base = git::run(&wt, &["merge-base", &base, &sha])?;
         if !git::succeeds(&wt, &["rebase", "--quiet", &base]) {
             let _ = git::run(&wt, &["rebase", "--abort"]);
@@ -180,13 +289,29 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                 format!("the rebase onto {base} changed the patch; it needs another review"),
             );
         }
-        let tx = hall.journal.transact(id, |now, _| {
-            let kinds = decide(now, &Action::Rebased { sha: new.clone() })
-                .map_err(|r| crate::commands::refused(id, r))?;
-            Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+        // The original approval was verified above; the rebased commit gets a statement
+        // of its own that names it.
+        let tx = hall.journal.transact(id, |now, events| {
+            let action = Action::Rebased {
+                sha: new.clone(),
+                seal: None,
+            };
+            verdict::decide_signed(hall, ctx, id, (now, events), action, &signer)
         })?;
         item = tx.after;
         verdict::ensure_note(hall, id, &item)?;
+        let carried = item.hallmark.clone().unwrap_or_default();
+        if let Err(why) = hallmark::verify_commit(&wt, &carried, &trust, Some(&hall.journal)) {
+            return hold(hall, ctx, id, not_shippable(hall, &why));
+        }
+    }
+    if let Err(e) = push_notes(&hall.repo.main_root) {
+        return hold(
+            hall,
+            ctx,
+            id,
+            format!("pushing the hallmark notes to origin failed, so nothing was shipped: {e}"),
+        );
     }
     let events = hall.journal.read_item(id)?.events;
     let (body, review) = review_text(id, &item, &events);

@@ -1,6 +1,6 @@
 //! The verdict: its JSON shape (the schema the reviewer answers with, generated from
 //! these types into the plugin's `schemas/verdict.json`), validation through the verdict
-//! room, and the hallmark note struck on approval.
+//! room, and the signed hallmark note struck on approval.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 use crate::commands::{Ctx, Hall};
 use crate::error::{Code, HallError, Result};
 use crate::git;
-use crate::hallmark::{NOTES_REF, Note};
-use crate::item::ItemId;
+use crate::hallmark::{self, NOTES_REF, Note};
 use crate::item::event::Finding;
+use crate::item::{Action, Event, EventKind, ItemId, decide};
 use crate::rooms::World;
 use crate::rooms::types::CheckedVerdict;
+use crate::sign::Signer;
 
 /// What the principal engineer answers with.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -166,11 +167,77 @@ pub fn strike(hall: &Hall, note: &Note) -> Result<()> {
     Ok(())
 }
 
+/// Decides `action` (an approving verdict, or a rebase that carries an approval) and,
+/// when it strikes a hallmark, signs the note the journal will then describe and
+/// decides again with the signature in the action. Runs inside the item's journal
+/// transaction, so what is signed is exactly what is recorded; the core never sees a
+/// key.
+pub fn decide_signed(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    (now, events): (&crate::item::Item, &[Event]),
+    mut action: Action,
+    signer: &Signer,
+) -> Result<Vec<Event>> {
+    let kinds = decide(now, &action).map_err(|r| crate::commands::refused(id, r))?;
+    let struck = kinds.iter().find_map(|k| match k {
+        EventKind::Hallmarked { sha, round, .. } => Some((sha.clone(), *round)),
+        _ => None,
+    });
+    let Some((sha, round)) = struck else {
+        return Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect());
+    };
+    let mut after: Vec<Event> = events.to_vec();
+    after.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
+    let mut note = hallmark::approval_note(&after, id, &sha, round);
+    note.tree = Some(git::run(
+        &hall.repo.main_root,
+        &["rev-parse", &format!("{sha}^{{tree}}")],
+    )?);
+    let seal = hallmark::sign_note(signer, &note)?;
+    match &mut action {
+        Action::Verdict { seal: s, .. } | Action::Rebased { seal: s, .. } => *s = Some(seal),
+        _ => return Err(HallError::internal("only an approval or a carry is signed")),
+    }
+    let kinds = decide(now, &action).map_err(|r| crate::commands::refused(id, r))?;
+    Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+}
+
+/// The signer for an approval, as a held item's reason when it can't be had.
+pub fn signer(hall: &Hall) -> std::result::Result<Signer, String> {
+    Signer::load(Some(&hall.repo.main_root)).map_err(|e| format!("hallmarks can't be signed: {e}"))
+}
+
 /// Makes sure a hallmarked item's note is on its commit: a daemon that died between the
 /// journal line and the note leaves it to be written here, once.
+///
+/// The note is written from the journal's `hallmarked` line and its signature; nothing
+/// is signed here. A line without a signature (from before signing, or forged) becomes
+/// no note at all, and a signature that doesn't match the statement the journal
+/// describes is refused rather than written.
 pub fn ensure_note(hall: &Hall, id: ItemId, item: &crate::item::Item) -> Result<bool> {
     let Some(sha) = item.hallmark.clone() else {
         return Ok(false);
+    };
+    let events = hall.journal.read_item(id)?.events;
+    let seal = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::Hallmarked { sha: s, seal, .. } if *s == sha => Some(seal.clone()),
+        _ => None,
+    });
+    let Some(seal) = seal.flatten() else {
+        return Err(HallError::new(
+            Code::NotHallmarked,
+            format!(
+                "the journal's hallmark on {} is unsigned, so it can't become a note",
+                crate::commands::short(&sha)
+            ),
+        )
+        .with_check("unsigned")
+        .hint(format!(
+            "hall pull-back {id} --reason \"sign the approval again\""
+        ))
+        .hint(format!("hall log {id} --kind hallmarked")));
     };
     let existing = git::output(
         &hall.repo.main_root,
@@ -178,52 +245,24 @@ pub fn ensure_note(hall: &Hall, id: ItemId, item: &crate::item::Item) -> Result<
     )?;
     if existing.status.success()
         && serde_json::from_slice::<Note>(&existing.stdout)
-            .is_ok_and(|n| n.sha == sha && n.item == id)
+            .is_ok_and(|n| n.sha == sha && n.item == id && n.sig.as_ref() == Some(&seal.sig))
     {
         return Ok(false);
     }
-    let events = hall.journal.read_item(id)?.events;
-    // A carried approval names the commit that was reviewed.
-    let approved_sha = events.iter().rev().find_map(|e| match &e.kind {
-        crate::item::EventKind::Rebased {
-            from,
-            sha: to,
-            carried: true,
-        } if *to == sha => Some(from.clone()),
-        _ => None,
-    });
-    let (model, actor, open) = events
-        .iter()
-        .rev()
-        .find_map(|e| match &e.kind {
-            // The approval itself, not its carrying across a rebase.
-            crate::item::EventKind::Verdict {
-                approved: true,
-                model,
-                findings,
-                by,
-                ..
-            } if by.as_deref() != Some("carried") => Some((
-                model.clone(),
-                e.actor.clone(),
-                findings.iter().map(|f| f.id.clone()).collect::<Vec<_>>(),
-            )),
-            _ => None,
-        })
-        .unwrap_or((None, "assayer".to_string(), Vec::new()));
-    strike(
-        hall,
-        &Note {
-            v: 1,
-            item: id,
-            sha,
-            round: item.round,
-            model,
-            open_findings: open,
-            actor: Some(actor),
-            approved_sha,
-        },
-    )?;
+    let note = hallmark::approval_note(&events, id, &sha, item.round).sealed(&seal);
+    let statement = note.statement().unwrap_or_default();
+    if crate::sign::check(statement.as_bytes(), &seal.sig).is_err() {
+        return Err(HallError::new(
+            Code::NotHallmarked,
+            format!(
+                "the journal's signature on {} does not match the approval it records; the note is not written",
+                crate::commands::short(&sha)
+            ),
+        )
+        .with_check("bad_signature")
+        .hint(format!("hall log {id} --kind hallmarked")));
+    }
+    strike(hall, &note)?;
     Ok(true)
 }
 

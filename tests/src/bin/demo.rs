@@ -43,7 +43,7 @@ fn main() {
     );
     println!("It has one commit on main and a bare `origin`; hall runs with a fixed clock.");
 
-    show(&sb, &sb.repo, &["init"]);
+    show(&sb, &sb.repo, &["init", "--signers"]);
     // One gate, so the checks have something to say: the limit must be inclusive.
     std::fs::write(
         sb.repo.join(".hallmark.toml"),
@@ -58,7 +58,10 @@ fn main() {
     sb.git(&sb.repo, &["add", "-A"]);
     sb.git(&sb.repo, &["commit", "-q", "-m", "Set up Hallmark"]);
     sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
-    println!("\n(committed the setup on main: .hallmark.toml with one gate, `sh check.sh`)");
+    println!(
+        "\n(committed the setup on main: .hallmark.toml with one gate, `sh check.sh`, and \
+         .hallmark/allowed_signers, the key CI trusts)"
+    );
 
     let v = show(
         &sb,
@@ -145,9 +148,34 @@ fn main() {
                 .trim()
         );
     }
+    if let Some(sha) = status["item"]["hallmark"].as_str() {
+        // What CI does: a fresh clone of origin, no journal, the notes fetched, and
+        // `hall verify` against the signers the base branch lists.
+        let clone = sb.root.join("ci-clone");
+        sb.git(
+            &sb.root,
+            &["clone", "-q", sb.origin.to_str().unwrap_or(""), "ci-clone"],
+        );
+        sb.git(
+            &clone,
+            &[
+                "fetch",
+                "-q",
+                "origin",
+                "refs/notes/hallmark:refs/notes/hallmark",
+            ],
+        );
+        println!("\n(in a fresh clone of origin, as CI runs it, with no journal)");
+        let v = show(&sb, &clone, &["verify", sha, "--base", "main"]);
+        assert_eq!(
+            v["sha"], sha,
+            "the CI check did not verify the hallmark: {v}"
+        );
+    }
     println!(
         "\n{id} is {}: checked, reviewed, fixed, hallmarked on its exact commit, shipped to the bare \
-         origin and closed. `hall log {id}` has the whole record.",
+         origin and closed, and its signed hallmark verifies without the journal. `hall log {id}` \
+         has the whole record.",
         status["item"]["state"].as_str().unwrap_or("?")
     );
     assert_eq!(

@@ -63,7 +63,21 @@ impl Loop {
 
     /// A repository whose config is `config` (on main), one item with a commit, ready.
     pub fn new(config: &str, script: Value) -> Loop {
+        Loop::build(config, script, false)
+    }
+
+    /// [`Loop::new`], with `hall init --signers`'s `.hallmark/allowed_signers` committed
+    /// on main, so hallmarks verify in any clone.
+    pub fn signed(config: &str, script: Value) -> Loop {
+        Loop::build(config, script, true)
+    }
+
+    fn build(config: &str, script: Value, signers: bool) -> Loop {
         let sb = Sandbox::initialized();
+        if signers {
+            let v = sb.hall(&sb.repo, &["init", "--signers"]).ok();
+            assert!(v["signers"].is_string(), "{v}");
+        }
         sb.fake("gh", Path::new(env!("CARGO_BIN_EXE_fake-gh")));
         sb.fake("claude", Path::new(env!("CARGO_BIN_EXE_fake-claude")));
         std::os::unix::fs::symlink(hall_bin(), sb.bin.join("hall")).expect("link hall");

@@ -288,7 +288,7 @@ fn propose_ready_goes_to_checks_or_waits_for_you() {
 }
 
 #[test]
-fn config_comes_from_the_main_checkout_not_the_worktree() {
+fn config_comes_from_the_base_branch_as_committed() {
     let sb = Sandbox::initialized();
     let config = std::fs::read_to_string(sb.repo.join(".hallmark.toml")).expect("config");
     std::fs::write(
@@ -296,16 +296,19 @@ fn config_comes_from_the_main_checkout_not_the_worktree() {
         format!("auto_ready = false\n{config}"),
     )
     .expect("write");
+    sb.git(&sb.repo, &["commit", "-qam", "Ask before review"]);
     let id = new_item(&sb, "Loosen");
     let wt = sb.worktree(&id);
     // The item's branch tries to loosen the rule for itself.
     std::fs::write(wt.join(".hallmark.toml"), "auto_ready = true\n").expect("write");
     sb.git(&wt, &["add", ".hallmark.toml"]);
     sb.git(&wt, &["commit", "-q", "-m", "loosen"]);
+    // So does an uncommitted edit in the main checkout.
+    std::fs::write(sb.repo.join(".hallmark.toml"), "auto_ready = true\n").expect("write");
     let v = sb.hall(&wt, &["propose-ready", "--summary", "Done"]).ok();
     assert_eq!(
         v["state"], "awaiting_you",
-        "the main checkout's auto_ready = false rules"
+        "the base branch's committed auto_ready = false rules"
     );
 }
 

@@ -202,5 +202,14 @@ fn new_open_starts_claude_in_the_worktree_with_the_request() {
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&log).expect("claude ran")).expect("json");
     assert_eq!(record["cwd"], v["worktree"]);
-    assert_eq!(record["args"], json!(["Make the export faster"]));
+    // Started confined: the settings `hall claude` writes, then the request.
+    let args = record["args"].as_array().expect("args");
+    assert_eq!(args.len(), 3, "{args:?}");
+    assert_eq!(args[0], "--settings");
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(args[1].as_str().expect("path")).expect("settings"),
+    )
+    .expect("json");
+    assert_eq!(settings["sandbox"]["allowUnsandboxedCommands"], false);
+    assert_eq!(args[2], "Make the export faster");
 }

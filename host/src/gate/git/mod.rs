@@ -5,12 +5,18 @@
 //! expanded, and the subcommand is judged: pushes, note writes, commits, and the commands
 //! git runs on our behalf (`rebase -x`, `bisect run`, `submodule foreach`…).
 
-use super::Effect;
 use super::classify::split_words;
+use super::place::Place;
 use super::shell::{Stdin, Walker};
 use super::words::Arg;
+use super::{Effect, Pushed};
 
+mod config;
+mod options;
 mod subcommands;
+
+use config::{COMMAND_ENV, CONFIG_FILE_ENV, split_kv, writes_notes_refspec};
+use options::{branch_operands, fast_import_refs, is_listing, rebase_operands};
 
 /// How many aliases may expand into each other before we call it a loop.
 const MAX_ALIAS_DEPTH: usize = 8;
@@ -181,62 +187,7 @@ const GIT_COMMANDS: &[&str] = &[
     "lfs",
 ];
 
-/// Environment variables whose value git runs as a command.
-const COMMAND_ENV: &[&str] = &[
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_PAGER",
-    "GIT_SSH_COMMAND",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS",
-    "GIT_SSH",
-    "EDITOR",
-    "VISUAL",
-    "PAGER",
-];
-
 impl Walker<'_> {
-    /// The value of a variable in a command's environment: its own assignments first,
-    /// then literal assignments seen earlier in the line.
-    fn env_value(&self, env: &[(String, Arg)], name: &str) -> Option<Arg> {
-        env.iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, a)| a.clone())
-            .or_else(|| self.vars.get(name).map(|v| Arg::lit(v.clone())))
-    }
-
-    /// Config that reaches git through the environment (`GIT_CONFIG_PARAMETERS`,
-    /// `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`).
-    fn env_config(&self, env: &[(String, Arg)]) -> Vec<(String, Arg)> {
-        let mut out = Vec::new();
-        if let Some(p) = self.env_value(env, "GIT_CONFIG_PARAMETERS") {
-            for (k, v) in parse_config_parameters(&p.text) {
-                out.push((
-                    k,
-                    Arg {
-                        text: v,
-                        dynamic: p.dynamic,
-                    },
-                ));
-            }
-        }
-        let mut names: Vec<String> = env.iter().map(|(n, _)| n.clone()).collect();
-        names.extend(self.vars.keys().cloned());
-        names.sort();
-        names.dedup();
-        for n in names {
-            if let Some(idx) = n.strip_prefix("GIT_CONFIG_KEY_") {
-                let key = self.env_value(env, &n);
-                let value = self.env_value(env, &format!("GIT_CONFIG_VALUE_{idx}"));
-                if let (Some(k), Some(v)) = (key, value) {
-                    out.push((k.text.to_ascii_lowercase(), v));
-                }
-            }
-        }
-        out
-    }
-
     /// Analyzes one `git` invocation; `args` excludes the word `git` itself.
     pub(super) fn git(
         &mut self,
@@ -251,7 +202,24 @@ impl Walker<'_> {
             .map(|(k, v)| (k.clone(), Arg::lit(v.clone())))
             .collect();
         let mut live: Vec<(String, Arg)> = self.env_config(env);
-        let mut dir: Option<String> = self.cwd.clone();
+        let mut place: Place = self.place.clone();
+        if let Some(d) = self.env_value(env, "GIT_DIR") {
+            place = place.with_git_dir(&d);
+        }
+        if let Some(d) = self.env_value(env, "GIT_WORK_TREE") {
+            place = place.with_work_tree(&d);
+        }
+        for name in [
+            "GIT_COMMON_DIR",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_INDEX_FILE",
+            "GIT_NAMESPACE",
+        ] {
+            if let Some(v) = self.env_value(env, name) {
+                place.dynamic = true;
+                self.unfollowable(format!("{name}={} points git at other files", v.text));
+            }
+        }
 
         // Global options come before the subcommand.
         let mut i = 0;
@@ -269,50 +237,73 @@ impl Walker<'_> {
                 break a.clone();
             }
             i += 1;
-            match t {
-                "-C" => {
-                    if let Some(d) = args.get(i) {
-                        dir = Some(match dir {
-                            Some(prev) if !d.text.starts_with('/') => format!("{prev}/{}", d.text),
-                            _ => d.text.clone(),
-                        });
+            let (opt, inline) = match t.split_once('=') {
+                Some((o, v)) if t.starts_with("--") => (o, Some(v)),
+                _ => (t, None),
+            };
+            let value = |i: &mut usize| -> Option<Arg> {
+                match inline {
+                    Some(v) => Some(Arg {
+                        text: v.to_owned(),
+                        dynamic: a.dynamic,
+                    }),
+                    None => {
+                        *i += 1;
+                        args.get(*i - 1).cloned()
                     }
-                    i += 1;
+                }
+            };
+            match opt {
+                "-C" => {
+                    if let Some(d) = value(&mut i) {
+                        place = place.enter(&d);
+                    }
                 }
                 "-c" => {
-                    if let Some(kv) = args.get(i) {
-                        live.push(split_kv(kv));
+                    if let Some(kv) = value(&mut i) {
+                        live.push(split_kv(&kv));
                     }
-                    i += 1;
                 }
                 "--config-env" => {
-                    if let Some(kv) = args.get(i) {
-                        let pair = self.config_env(kv, env);
+                    if let Some(kv) = value(&mut i) {
+                        let pair = self.config_env(&kv, env);
                         live.push(pair);
                     }
-                    i += 1;
                 }
-                "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
-                | "--attr-source" => i += 1,
-                "--version" | "-v" | "--help" | "-h" | "--exec-path" | "--html-path"
-                | "--man-path" | "--info-path" => return,
-                _ => {
-                    if let Some(kv) = t.strip_prefix("--config-env=") {
-                        let pair = self.config_env(
-                            &Arg {
-                                text: kv.to_owned(),
-                                dynamic: a.dynamic,
-                            },
-                            env,
-                        );
-                        live.push(pair);
-                    } else if let Some(path) = t.strip_prefix("--exec-path=") {
-                        let reason = format!(
-                            "`--exec-path={path}` makes git run its commands from elsewhere"
-                        );
-                        self.unfollowable(reason);
-                    } else if t.starts_with("--list-cmds") {
+                "--git-dir" => {
+                    if let Some(d) = value(&mut i) {
+                        place = place.with_git_dir(&d);
+                    }
+                }
+                "--work-tree" => {
+                    if let Some(d) = value(&mut i) {
+                        place = place.with_work_tree(&d);
+                    }
+                }
+                "--namespace" | "--super-prefix" | "--attr-source" | "--list-cmds" => {
+                    let _ = value(&mut i);
+                }
+                "--version" | "-v" | "--help" | "-h" | "--html-path" | "--man-path"
+                | "--info-path" => return,
+                "--exec-path" => {
+                    if let Some(p) = inline {
+                        self.unfollowable(format!(
+                            "`--exec-path={p}` makes git run its commands from elsewhere"
+                        ));
+                    } else {
+                        // `git --exec-path` alone prints the path.
                         return;
+                    }
+                }
+                _ => {
+                    if let Some(kv) = t
+                        .strip_prefix("-C")
+                        .filter(|d| !d.is_empty() && !t.starts_with("--"))
+                    {
+                        place = place.enter(&Arg {
+                            text: kv.to_owned(),
+                            dynamic: a.dynamic,
+                        });
                     } else if let Some(kv) = t.strip_prefix("-c")
                         && !kv.is_empty()
                         && !t.starts_with("--")
@@ -329,11 +320,27 @@ impl Walker<'_> {
 
         // Configuration git will act on by running commands.
         for (k, v) in &live {
+            if v.dynamic && (k.contains('$') || k.contains('`')) {
+                self.unfollowable(format!(
+                    "git is given config whose key is computed at run time (`{k}`)"
+                ));
+                continue;
+            }
             self.command_config(k, v);
         }
         for name in COMMAND_ENV {
             if let Some(v) = self.env_value(env, name) {
                 self.command_value(name, &v);
+            }
+        }
+        for name in CONFIG_FILE_ENV {
+            if let Some(v) = self.env_value(env, name)
+                && (v.text != "/dev/null" || v.dynamic)
+            {
+                self.unfollowable(format!(
+                    "{name}={} makes git read configuration from a file the guard can't see",
+                    v.text
+                ));
             }
         }
         if let Some(p) = self.env_value(env, "GIT_EXEC_PATH") {
@@ -342,9 +349,30 @@ impl Walker<'_> {
                 p.text
             ));
         }
+        if let Some(p) = self.env_value(env, "GIT_TEMPLATE_DIR") {
+            self.unfollowable(format!(
+                "GIT_TEMPLATE_DIR={} copies hooks into the repository it makes",
+                p.text
+            ));
+        }
+        if let Some(p) = self.env_value(env, "GIT_NOTES_REWRITE_REF")
+            && (p.dynamic || p.text.contains("notes"))
+        {
+            self.found(Effect::NoteWrite {
+                how: format!("GIT_NOTES_REWRITE_REF={} copies notes", p.text),
+            });
+        }
+        if let Some(p) = self.env_value(env, "GIT_ALLOW_PROTOCOL")
+            && (p.dynamic || p.text.split(':').any(|x| x == "ext" || x == "fd"))
+        {
+            self.unfollowable(format!(
+                "GIT_ALLOW_PROTOCOL={} allows remotes that run commands",
+                p.text
+            ));
+        }
         cfg.extend(live);
 
-        if sub.dynamic {
+        if sub.dynamic || sub.text.contains(['*', '?', '[']) {
             self.unfollowable(format!(
                 "the git subcommand `{}` is computed at run time",
                 sub.text
@@ -359,62 +387,103 @@ impl Walker<'_> {
         {
             return;
         }
+        // Options that make git run a program, however they are spelled.
+        self.program_options(name, rest, args);
+        let saved = std::mem::replace(&mut self.place, place.clone());
+        self.git_sub(name, rest, args, i, &cfg, env, stdin, alias_depth);
+        self.place = saved;
+    }
+
+    /// Judges one subcommand, with `self.place` set to where it acts.
+    #[allow(clippy::too_many_arguments)]
+    fn git_sub(
+        &mut self,
+        name: &str,
+        rest: &[Arg],
+        args: &[Arg],
+        i: usize,
+        cfg: &[(String, Arg)],
+        env: &[(String, Arg)],
+        stdin: &Stdin,
+        alias_depth: usize,
+    ) {
+        let place = self.place.clone();
         match name {
-            "push" | "send-pack" | "http-push" => {
-                self.found(Effect::Push {
-                    how: format!("git {name}"),
-                });
-            }
-            "send-email" => self.found(Effect::Push {
+            "push" => self.git_push(rest, stdin),
+            "send-pack" | "http-push" | "receive-pack" => self.found(Effect::Push {
+                how: format!("git {name}"),
+                place,
+                pushed: Pushed::Unknown(format!("through `git {name}`")),
+            }),
+            "send-email" | "request-pull" if name == "send-email" => self.found(Effect::Push {
                 how: "git send-email".to_owned(),
+                place,
+                pushed: Pushed::Unknown("as mail".to_owned()),
             }),
             "subtree" => {
                 if rest.iter().any(|a| a.text == "push") {
                     self.found(Effect::Push {
                         how: "git subtree push".to_owned(),
+                        place,
+                        pushed: Pushed::Unknown("a split history".to_owned()),
                     });
-                }
-            }
-            "svn" => {
-                if rest
+                } else if rest
                     .iter()
-                    .any(|a| a.text == "dcommit" || a.text == "set-tree")
+                    .any(|a| matches!(a.text.as_str(), "add" | "merge" | "pull" | "split"))
                 {
+                    self.repo_write("runs git subtree", Vec::new());
+                }
+            }
+            "svn" | "p4" | "lfs" => {
+                let push = rest.iter().any(|a| {
+                    matches!(a.text.as_str(), "dcommit" | "set-tree" | "submit")
+                        || (name == "lfs" && a.text == "push")
+                });
+                if push {
                     self.found(Effect::Push {
-                        how: "git svn dcommit".to_owned(),
+                        how: format!("git {name}"),
+                        place,
+                        pushed: Pushed::Unknown(format!("through `git {name}`")),
                     });
                 }
             }
-            "p4" => {
-                if rest.iter().any(|a| a.text == "submit") {
-                    self.found(Effect::Push {
-                        how: "git p4 submit".to_owned(),
-                    });
-                }
-            }
-            "lfs" => {
-                if rest.first().is_some_and(|a| a.text == "push") {
-                    self.found(Effect::Push {
-                        how: "git lfs push".to_owned(),
-                    });
-                }
-            }
-            "commit" => self.git_commit(rest, dir),
+            "commit" => self.git_commit(rest),
             "notes" => self.git_notes(rest),
             "update-ref" => self.git_update_ref(rest, stdin),
-            "fast-import" => {
-                if let Stdin::Text(t) = stdin
-                    && t.contains("refs/notes")
-                {
-                    self.found(Effect::NoteWrite {
-                        how: "git fast-import into refs/notes".to_owned(),
-                    });
+            "symbolic-ref" => self.git_symbolic_ref(rest),
+            "replace" => {
+                let list = rest.is_empty()
+                    || rest
+                        .iter()
+                        .any(|a| matches!(a.text.as_str(), "-l" | "--list" | "--format"))
+                        && !rest.iter().any(|a| a.text == "-d" || a.text == "--delete");
+                if !list {
+                    self.repo_write("replaces objects with", vec![Arg::lit("refs/replace/")]);
                 }
             }
-            "fetch" | "pull" => self.git_fetch(name, rest, &cfg),
-            "clone" | "ls-remote" | "archive" => self.git_remote_commands(rest),
+            "fast-import" => match stdin {
+                Stdin::Text(t) if !t.contains("refs/notes") && !t.contains("refs/replace") => {
+                    let refs = fast_import_refs(t);
+                    self.repo_write("imports into", refs);
+                }
+                Stdin::Text(_) => self.found(Effect::NoteWrite {
+                    how: "git fast-import into refs/notes or refs/replace".to_owned(),
+                }),
+                _ => self.unfollowable(
+                    "`git fast-import` writes refs named by input the guard can't see",
+                ),
+            },
+            "fetch" | "pull" => self.git_fetch(name, rest, cfg),
+            "clone" | "ls-remote" | "archive" | "init" => self.git_remote_commands(name, rest),
             "config" => self.git_config_cmd(rest),
-            "rebase" => self.git_rebase(rest),
+            "remote" => self.git_remote(rest),
+            "rebase" => {
+                self.git_rebase(rest);
+                // `git rebase UPSTREAM BRANCH` checks BRANCH out and moves it; the
+                // upstream is only read.
+                let operands = rebase_operands(rest);
+                self.repo_write("rebases", operands.into_iter().skip(1).collect());
+            }
             "bisect" => {
                 if rest.first().is_some_and(|a| a.text == "run") && rest.len() > 1 {
                     let origin = origin("git", args);
@@ -423,19 +492,117 @@ impl Walker<'_> {
                         w.classify(rest[1..].to_vec(), env.to_vec(), Stdin::Inherit)
                     });
                 }
+                if !rest
+                    .first()
+                    .is_some_and(|a| matches!(a.text.as_str(), "log" | "visualize" | "view"))
+                {
+                    self.repo_write("bisects, moving HEAD", Vec::new());
+                }
             }
-            "submodule" => self.git_submodule(rest, args),
-            "filter-branch" => {
+            "submodule" => {
+                self.git_submodule(rest, args);
+                if rest
+                    .first()
+                    .is_some_and(|a| !matches!(a.text.as_str(), "status" | "summary" | "foreach"))
+                {
+                    self.repo_write("changes submodules", Vec::new());
+                }
+            }
+            "filter-branch" | "filter-repo" => {
                 let mut j = 0;
                 while j < rest.len() {
                     let t = rest[j].text.as_str();
-                    if t.ends_with("-filter") || t == "--setup" {
+                    if t.ends_with("-filter") || t == "--setup" || t.ends_with("-callback") {
                         if let Some(c) = rest.get(j + 1) {
                             self.git_runs(c, args);
                         }
                         j += 1;
                     }
                     j += 1;
+                }
+                self.repo_write(
+                    "rewrites history of",
+                    vec![Arg::dynamic("(every ref it rewrites)")],
+                );
+            }
+            "for-each-repo" => {
+                // Runs the rest as a git command in each configured repository.
+                self.unfollowable(
+                    "`git for-each-repo` runs a git command in repositories named by config",
+                );
+                let skip = rest
+                    .iter()
+                    .take_while(|a| a.text.starts_with("--config"))
+                    .count();
+                self.git(&rest[skip..], env, stdin, alias_depth + 1);
+            }
+            "hook" => {
+                if rest.first().is_some_and(|a| a.text == "run") {
+                    let hook = rest.get(1).map(|a| a.text.clone()).unwrap_or_default();
+                    self.unfollowable(format!("`git hook run {hook}` runs a repository hook"));
+                }
+            }
+            "merge" => {
+                if rest
+                    .iter()
+                    .any(|a| a.text == "--abort" || a.text == "--quit")
+                {
+                    self.repo_write("aborts a merge", Vec::new());
+                } else {
+                    self.merge_strategy(rest);
+                    self.repo_write("merges", Vec::new());
+                }
+            }
+            "cherry-pick" | "revert" | "am" | "reset" | "restore" | "stash" | "clean" | "rm"
+            | "mv" | "apply" | "read-tree" | "checkout-index" | "update-index"
+            | "sparse-checkout" | "gc" | "prune" | "repack" | "pack-refs" | "reflog"
+            | "maintenance" | "rerere" | "replay" | "commit-graph" | "multi-pack-index"
+            | "unpack-objects" | "index-pack" | "prune-packed" | "pack-redundant"
+            | "quiltimport" | "cvsimport" | "archimport" | "mergetool" | "refs" => {
+                let reads = match name {
+                    "reflog" => rest.first().is_none_or(|a| a.text == "show"),
+                    "stash" => rest
+                        .first()
+                        .is_some_and(|a| matches!(a.text.as_str(), "list" | "show")),
+                    "apply" => !rest
+                        .iter()
+                        .any(|a| matches!(a.text.as_str(), "--index" | "--cached")),
+                    _ => false,
+                };
+                if !reads {
+                    if name == "replay" {
+                        self.repo_write("replays commits onto", branch_operands(rest, 0));
+                    } else {
+                        self.repo_write(&format!("runs `git {name}`"), Vec::new());
+                    }
+                }
+                if name == "apply" {
+                    // Without --index it patches files: the patch names them.
+                    self.unknown_patch(stdin, rest);
+                }
+            }
+            "add" => {
+                // Staging in another checkout prepares a commit there; in ours it is harmless.
+                if !place.is_here() {
+                    self.repo_write("stages files", Vec::new());
+                }
+            }
+            "checkout" | "switch" => self.git_checkout(name, rest),
+            "branch" => self.git_branch(rest),
+            "tag" => {
+                if !is_listing(rest) {
+                    self.repo_write("tags", Vec::new());
+                }
+            }
+            "worktree" => {
+                if rest.first().is_none_or(|a| a.text != "list") {
+                    self.repo_write(
+                        &format!(
+                            "runs `git worktree {}`",
+                            rest.first().map(|a| a.text.as_str()).unwrap_or("")
+                        ),
+                        branch_operands(rest, 1),
+                    );
                 }
             }
             "difftool" => {
@@ -468,28 +635,40 @@ impl Walker<'_> {
                     }
                 }
             }
-            "for-each-repo" => {
-                // Runs the rest as a git command in each configured repository.
-                let skip = rest
-                    .iter()
-                    .take_while(|a| a.text.starts_with("--config"))
-                    .count();
-                self.git(&rest[skip..], env, stdin, alias_depth + 1);
-            }
-            "hook" => {
-                if rest.first().is_some_and(|a| a.text == "run") {
-                    let hook = rest.get(1).map(|a| a.text.clone()).unwrap_or_default();
-                    self.unfollowable(format!("`git hook run {hook}` runs a repository hook"));
+            "format-patch" | "bundle" | "diagnose" | "bugreport" => {
+                // They write files: `-o DIR`, the bundle file.
+                for (j, a) in rest.iter().enumerate() {
+                    if matches!(
+                        a.text.as_str(),
+                        "-o" | "--output-directory" | "--output" | "create"
+                    ) && let Some(p) = rest.get(j + 1)
+                    {
+                        self.write_to(p, "writes");
+                    }
+                }
+                if name == "bundle" && rest.first().is_some_and(|a| a.text == "unbundle") {
+                    self.repo_write("unbundles into", Vec::new());
                 }
             }
             n if n.starts_with("remote-") => {
                 self.found(Effect::Push {
                     how: format!("git {n} (a remote helper)"),
+                    place,
+                    pushed: Pushed::Unknown("through a remote helper".to_owned()),
                 });
             }
             n if GIT_COMMANDS.contains(&n) => {}
-            n => self.git_alias(n, &args[..i], rest, &cfg, env, stdin, alias_depth),
+            n => self.git_alias(n, &args[..i], rest, cfg, env, stdin, alias_depth),
         }
+    }
+
+    /// Records a write to the repository at the current place.
+    pub(super) fn repo_write(&mut self, how: &str, refs: Vec<Arg>) {
+        self.found(Effect::RepoWrite {
+            place: self.place.clone(),
+            how: how.to_owned(),
+            refs,
+        });
     }
 
     /// Resolves a non-builtin subcommand through aliases, or reports it unfollowable.
@@ -545,81 +724,6 @@ impl Walker<'_> {
         });
     }
 
-    /// `--config-env=KEY=ENVVAR`: the value comes from the named variable.
-    fn config_env(&self, kv: &Arg, env: &[(String, Arg)]) -> (String, Arg) {
-        let (k, var) = kv.text.split_once('=').unwrap_or((kv.text.as_str(), ""));
-        let value = self
-            .env_value(env, var)
-            .or_else(|| self.ctx.env_var(var).map(Arg::lit))
-            .unwrap_or_else(|| Arg::dynamic(format!("${var}")));
-        (k.to_ascii_lowercase(), value)
-    }
-
-    /// Config keys whose value git runs as a command, or that point git at commands.
-    fn command_config(&mut self, key: &str, value: &Arg) {
-        if key == "core.hookspath" {
-            let v = value.text.trim_end_matches('/');
-            if value.dynamic || !(v.is_empty() || v == "/dev/null") {
-                let reason = format!(
-                    "core.hooksPath={} makes git run hooks the guard can't see",
-                    value.text
-                );
-                self.unfollowable(reason);
-            }
-            return;
-        }
-        if key.ends_with(".fetch") && !value.dynamic && writes_notes_refspec(&value.text) {
-            self.found(Effect::NoteWrite {
-                how: format!("{key}={}", value.text),
-            });
-        }
-        let runs = matches!(
-            key,
-            "core.editor"
-                | "sequence.editor"
-                | "core.pager"
-                | "core.sshcommand"
-                | "diff.external"
-                | "core.askpass"
-                | "gpg.program"
-                | "core.alternaterefscommand"
-        ) || key.starts_with("pager.")
-            || (key.starts_with("diff.")
-                && (key.ends_with(".textconv") || key.ends_with(".command")))
-            || (key.starts_with("filter.")
-                && (key.ends_with(".clean")
-                    || key.ends_with(".smudge")
-                    || key.ends_with(".process")))
-            || (key.starts_with("merge.") && key.ends_with(".driver"))
-            || (key.starts_with("gpg.") && key.ends_with(".program"))
-            || (key == "core.fsmonitor" && !matches!(value.text.as_str(), "true" | "false"));
-        let helper = (key == "credential.helper"
-            || (key.starts_with("credential.") && key.ends_with(".helper")))
-            && (value.text.starts_with('!') || value.text.contains('/'));
-        if runs || helper {
-            let text = value.text.strip_prefix('!').unwrap_or(&value.text);
-            self.command_value(
-                key,
-                &Arg {
-                    text: text.to_owned(),
-                    dynamic: value.dynamic,
-                },
-            );
-        }
-    }
-
-    /// A value git will run through the shell: follow it.
-    fn command_value(&mut self, what: &str, value: &Arg) {
-        if value.dynamic {
-            self.unfollowable(format!("{what} is set to a command computed at run time"));
-            return;
-        }
-        let text = value.text.clone();
-        let saved = self.current.clone();
-        self.with_outer(&[Arg::lit(saved.clone())], |w| w.analyze_str(&text));
-        self.current = saved;
-    }
-
     /// A command git runs for us (`rebase -x`, `filter-branch --tree-filter`…).
     fn git_runs(&mut self, c: &Arg, args: &[Arg]) {
         if c.dynamic {
@@ -640,79 +744,4 @@ fn origin(cmd: &str, args: &[Arg]) -> Vec<Arg> {
     let mut v = vec![Arg::lit(cmd)];
     v.extend(args.iter().cloned());
     v
-}
-
-/// `-c key=value` (a key alone means `true`).
-fn split_kv(a: &Arg) -> (String, Arg) {
-    match a.text.split_once('=') {
-        Some((k, v)) => (
-            k.to_ascii_lowercase(),
-            Arg {
-                text: v.to_owned(),
-                dynamic: a.dynamic,
-            },
-        ),
-        None => (
-            a.text.to_ascii_lowercase(),
-            Arg {
-                text: "true".to_owned(),
-                dynamic: a.dynamic,
-            },
-        ),
-    }
-}
-
-/// Whether a refspec's destination is under `refs/notes/`.
-fn writes_notes_refspec(spec: &str) -> bool {
-    let spec = spec.trim_start_matches('+');
-    match spec.split_once(':') {
-        Some((_, dst)) => {
-            let dst = dst.trim_start_matches('+');
-            dst.starts_with("refs/notes") || dst.starts_with("notes/")
-        }
-        None => false,
-    }
-}
-
-/// Parses `GIT_CONFIG_PARAMETERS`: `'key'='value'` pairs (or older `'key=value'`),
-/// single-quoted with `'\''` escapes, separated by spaces.
-fn parse_config_parameters(s: &str) -> Vec<(String, String)> {
-    let mut tokens: Vec<(String, bool)> = Vec::new(); // (text, followed by '=')
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\'' {
-            continue;
-        }
-        let mut cur = String::new();
-        while let Some(c) = chars.next() {
-            if c == '\'' {
-                // `'\''` continues the same token with a literal quote.
-                if chars.peek() == Some(&'\\') {
-                    chars.next();
-                    chars.next();
-                    chars.next();
-                    cur.push('\'');
-                    continue;
-                }
-                break;
-            }
-            cur.push(c);
-        }
-        let eq = chars.peek() == Some(&'=');
-        if eq {
-            chars.next();
-        }
-        tokens.push((cur, eq));
-    }
-    let mut out = Vec::new();
-    let mut it = tokens.into_iter();
-    while let Some((t, eq)) = it.next() {
-        if eq {
-            let v = it.next().map(|x| x.0).unwrap_or_default();
-            out.push((t.to_ascii_lowercase(), v));
-        } else if let Some((k, v)) = t.split_once('=') {
-            out.push((k.to_ascii_lowercase(), v.to_owned()));
-        }
-    }
-    out
 }

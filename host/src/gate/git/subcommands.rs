@@ -6,7 +6,7 @@ use super::*;
 use crate::gate::shell::quote;
 
 impl Walker<'_> {
-    pub(super) fn git_commit(&mut self, rest: &[Arg], dir: Option<String>) {
+    pub(super) fn git_commit(&mut self, rest: &[Arg]) {
         const SHORT_VALUE: &str = "mFCct";
         const LONG_VALUE: &[&str] = &[
             "--message",
@@ -72,7 +72,7 @@ impl Walker<'_> {
             pathspecs,
             all,
             paths_unknown: unknown,
-            dir,
+            place: self.place.clone(),
         });
     }
 
@@ -107,10 +107,33 @@ impl Walker<'_> {
     pub(super) fn git_update_ref(&mut self, rest: &[Arg], stdin: &Stdin) {
         if rest.iter().any(|a| a.text == "--stdin") {
             match stdin {
-                Stdin::Text(t) if !t.contains("refs/notes") => {}
-                Stdin::Text(_) => self.found(Effect::NoteWrite {
-                    how: "git update-ref --stdin on refs/notes".to_owned(),
-                }),
+                Stdin::Text(t) => {
+                    let refs: Vec<Arg> = t
+                        .lines()
+                        .filter_map(|l| {
+                            let mut w = l.split_whitespace();
+                            let verb = w.next()?;
+                            matches!(
+                                verb,
+                                "update"
+                                    | "create"
+                                    | "delete"
+                                    | "verify"
+                                    | "symref-update"
+                                    | "symref-create"
+                                    | "symref-delete"
+                            )
+                            .then(|| w.next().map(Arg::lit))
+                            .flatten()
+                        })
+                        .collect();
+                    if t.contains("refs/notes") {
+                        self.found(Effect::NoteWrite {
+                            how: "git update-ref --stdin on refs/notes".to_owned(),
+                        });
+                    }
+                    self.repo_write("updates", refs);
+                }
                 _ => self.unfollowable(
                     "`git update-ref --stdin` changes refs named by input the guard can't see",
                 ),
@@ -127,18 +150,201 @@ impl Walker<'_> {
             if a.text.starts_with('-') && !a.dynamic {
                 continue;
             }
-            if a.dynamic {
-                self.unfollowable(format!(
-                    "`git update-ref` is given a computed ref `{}`",
-                    a.text
-                ));
-            } else if a.text.starts_with("refs/notes") || a.text.starts_with("notes/") {
+            if !a.dynamic && (a.text.starts_with("refs/notes") || a.text.starts_with("notes/")) {
                 self.found(Effect::NoteWrite {
                     how: format!("git update-ref {}", a.text),
                 });
             }
             // Only the first operand names the ref; the rest are object names.
+            self.repo_write("updates", vec![a.clone()]);
             return;
+        }
+    }
+
+    /// `git symbolic-ref NAME` reads; `git symbolic-ref NAME REF` and `-d NAME` write.
+    pub(super) fn git_symbolic_ref(&mut self, rest: &[Arg]) {
+        let mut delete = false;
+        let mut operands: Vec<Arg> = Vec::new();
+        let mut i = 0;
+        while let Some(a) = rest.get(i) {
+            i += 1;
+            match a.text.as_str() {
+                "-m" => i += 1,
+                "-d" | "--delete" => delete = true,
+                t if t.starts_with('-') && !a.dynamic => {}
+                _ => operands.push(a.clone()),
+            }
+        }
+        if delete || operands.len() >= 2 {
+            if operands.iter().any(|o| o.text.contains("refs/notes")) {
+                self.found(Effect::NoteWrite {
+                    how: "git symbolic-ref on refs/notes".to_owned(),
+                });
+            }
+            self.repo_write("points a symbolic ref at", operands);
+        }
+    }
+
+    /// `git checkout`/`git switch`: moves HEAD (to a branch it names, or creates) or
+    /// restores files.
+    pub(super) fn git_checkout(&mut self, name: &str, rest: &[Arg]) {
+        let mut refs: Vec<Arg> = Vec::new();
+        let mut i = 0;
+        let mut after_dashes = false;
+        let mut first_operand = true;
+        while let Some(a) = rest.get(i) {
+            i += 1;
+            let t = a.text.as_str();
+            if after_dashes {
+                continue;
+            }
+            if t == "--" {
+                after_dashes = true;
+                continue;
+            }
+            if matches!(
+                t,
+                "-b" | "-B" | "-c" | "-C" | "--orphan" | "--create" | "--force-create"
+            ) {
+                if let Some(b) = rest.get(i) {
+                    refs.push(b.clone());
+                }
+                i += 1;
+                continue;
+            }
+            if let Some(v) = t
+                .strip_prefix("--orphan=")
+                .or_else(|| t.strip_prefix("--create="))
+            {
+                refs.push(Arg {
+                    text: v.to_owned(),
+                    dynamic: a.dynamic,
+                });
+                continue;
+            }
+            if matches!(t, "--conflict" | "--pathspec-from-file") {
+                i += 1;
+                continue;
+            }
+            if t.starts_with('-') && !a.dynamic {
+                continue;
+            }
+            // Git refuses to check out a branch another worktree has checked out, unless
+            // told to ignore that; then the branch named is the one later commits move.
+            if first_operand && rest.iter().any(|a| a.text == "--ignore-other-worktrees") {
+                refs.push(a.clone());
+            }
+            first_operand = false;
+        }
+        let _ = name;
+        self.repo_write("checks out", refs);
+    }
+
+    /// `git branch`: listing reads; creating, moving, renaming, copying or deleting
+    /// branches writes the branches it names.
+    pub(super) fn git_branch(&mut self, rest: &[Arg]) {
+        let listing_flags = [
+            "-l",
+            "--list",
+            "-a",
+            "--all",
+            "-r",
+            "--remotes",
+            "-v",
+            "-vv",
+            "--verbose",
+            "--show-current",
+            "--no-color",
+            "--color",
+            "--column",
+            "--no-column",
+        ];
+        let mut operands: Vec<Arg> = Vec::new();
+        let mut writes = false;
+        let mut i = 0;
+        while let Some(a) = rest.get(i) {
+            i += 1;
+            let t = a.text.as_str();
+            if matches!(
+                t,
+                "--contains"
+                    | "--no-contains"
+                    | "--merged"
+                    | "--no-merged"
+                    | "--points-at"
+                    | "--sort"
+                    | "--format"
+            ) {
+                i += 1;
+                continue;
+            }
+            if t.starts_with("--contains=")
+                || t.starts_with("--merged=")
+                || t.starts_with("--sort=")
+                || t.starts_with("--format=")
+                || t.starts_with("--no-merged=")
+                || t.starts_with("--points-at=")
+                || t.starts_with("--color=")
+            {
+                continue;
+            }
+            if listing_flags.contains(&t) {
+                continue;
+            }
+            if matches!(t, "-u" | "--set-upstream-to") {
+                writes = true;
+                i += 1;
+                continue;
+            }
+            if t.starts_with('-') && !a.dynamic {
+                writes = true;
+                continue;
+            }
+            operands.push(a.clone());
+        }
+        let list = rest.iter().any(|a| a.text == "-l" || a.text == "--list");
+        if (writes || !operands.is_empty()) && !list {
+            self.repo_write("changes branches", operands);
+        }
+    }
+
+    /// `git remote`: adding a remote with a plain URL is harmless; changing or removing
+    /// one (origin above all: the base may be read from it) is a config write.
+    pub(super) fn git_remote(&mut self, rest: &[Arg]) {
+        let operands: Vec<&Arg> = rest
+            .iter()
+            .filter(|a| !a.text.starts_with('-') || a.dynamic)
+            .collect();
+        let Some(verb) = operands.first() else {
+            return;
+        };
+        match verb.text.as_str() {
+            "show" | "get-url" => {}
+            "add" => {
+                let name = operands.get(1);
+                let url = operands.get(2);
+                if url.is_some_and(|u| {
+                    u.dynamic || u.text.starts_with("ext::") || u.text.starts_with("fd::")
+                }) {
+                    self.unfollowable("`git remote add` names a remote that runs a command");
+                }
+                if name.is_some_and(|n| n.dynamic || n.text == "origin") {
+                    self.found(Effect::ConfigWrite {
+                        key: Arg::lit("remote.origin.url"),
+                        how: "sets".to_owned(),
+                    });
+                }
+            }
+            other => {
+                let name = operands.get(1).map(|n| n.text.clone()).unwrap_or_default();
+                self.found(Effect::ConfigWrite {
+                    key: Arg {
+                        text: format!("remote.{name}.url"),
+                        dynamic: verb.dynamic,
+                    },
+                    how: format!("`git remote {other}` changes"),
+                });
+            }
         }
     }
 
@@ -182,7 +388,7 @@ impl Walker<'_> {
                 i += 1;
                 continue;
             }
-            if t.starts_with('-') && !a.dynamic {
+            if t.starts_with('-') && !a.dynamic && t != "--stdin" {
                 if matches!(
                     t,
                     "--depth"
@@ -205,16 +411,40 @@ impl Walker<'_> {
                 }
                 continue;
             }
+            if t == "--stdin" {
+                self.unfollowable(format!(
+                    "`git {name} --stdin` reads refspecs the guard can't see"
+                ));
+                continue;
+            }
+            if t.starts_with('-') && !a.dynamic {
+                continue;
+            }
             positional += 1;
-            if t.starts_with("ext::") {
-                self.unfollowable(format!("the ext:: remote `{t}` runs a command"));
+            if t.starts_with("ext::") || t.starts_with("fd::") {
+                self.unfollowable(format!("the remote `{t}` runs a command"));
             }
             // The first operand names the remote; the rest are refspecs.
-            if positional > 1 && writes_notes_refspec(t) {
-                self.found(Effect::NoteWrite {
-                    how: format!("git {name} {t}"),
-                });
+            if positional > 1 {
+                if writes_notes_refspec(t) {
+                    self.found(Effect::NoteWrite {
+                        how: format!("git {name} {t}"),
+                    });
+                }
+                if a.dynamic {
+                    self.repo_write("fetches into", vec![a.clone()]);
+                } else if let Some((_, dst)) = t.trim_start_matches('+').split_once(':')
+                    && !dst.is_empty()
+                {
+                    self.repo_write("fetches into", vec![Arg::lit(dst.trim_start_matches('+'))]);
+                }
+            } else if name == "pull" || a.dynamic {
+                // `git pull REMOTE` merges into the current branch.
             }
+        }
+        if name == "pull" {
+            self.merge_strategy(rest);
+            self.repo_write("pulls into", Vec::new());
         }
         for (k, v) in cfg {
             if k.starts_with("remote.") && k.ends_with(".fetch") && writes_notes_refspec(&v.text) {
@@ -225,45 +455,82 @@ impl Walker<'_> {
         }
     }
 
-    pub(super) fn git_remote_commands(&mut self, rest: &[Arg]) {
+    pub(super) fn git_remote_commands(&mut self, name: &str, rest: &[Arg]) {
         let mut i = 0;
         while let Some(a) = rest.get(i) {
             i += 1;
             let t = a.text.as_str();
-            if t.starts_with("ext::") {
-                self.unfollowable(format!("the ext:: remote `{t}` runs a command"));
+            if t.starts_with("ext::") || t.starts_with("fd::") {
+                self.unfollowable(format!("the remote `{t}` runs a command"));
             }
-            let value = t
-                .strip_prefix("--upload-pack=")
-                .or_else(|| t.strip_prefix("--exec="))
-                .map(|c| Arg {
-                    text: c.to_owned(),
-                    dynamic: a.dynamic,
-                });
-            if let Some(c) = value {
-                self.git_runs(&c, rest);
-            } else if matches!(t, "--upload-pack" | "-u" | "--exec") {
-                if let Some(c) = rest.get(i) {
-                    self.git_runs(c, rest);
+            if name == "clone" && (t == "-c" || t == "--config") {
+                // Config for the new repository: hooks and filters run during checkout.
+                if let Some(kv) = rest.get(i) {
+                    let (k, v) = super::split_kv(kv);
+                    self.command_config(&k, &v);
                 }
                 i += 1;
+            } else if name == "clone"
+                && let Some(kv) = t.strip_prefix("--config=")
+            {
+                let (k, v) = super::split_kv(&Arg {
+                    text: kv.to_owned(),
+                    dynamic: a.dynamic,
+                });
+                self.command_config(&k, &v);
+            }
+        }
+        if name == "archive" {
+            for (j, a) in rest.iter().enumerate() {
+                if (a.text == "-o" || a.text == "--output")
+                    && let Some(p) = rest.get(j + 1)
+                {
+                    self.write_to(p, "writes");
+                } else if let Some(p) = a.text.strip_prefix("--output=") {
+                    self.write_to(
+                        &Arg {
+                            text: p.to_owned(),
+                            dynamic: a.dynamic,
+                        },
+                        "writes",
+                    );
+                }
             }
         }
     }
 
-    /// `git config [scope] KEY VALUE` / `git config set KEY VALUE`: remember it for the
-    /// rest of the line, and judge settings that write notes.
+    /// `git config [scope] KEY VALUE` / `git config set KEY VALUE`: a persistent
+    /// configuration write the gates judge by key; remembered for the rest of the line.
     pub(super) fn git_config_cmd(&mut self, rest: &[Arg]) {
         let mut positional: Vec<&Arg> = Vec::new();
         let mut i = 0;
         let mut reads = false;
+        let mut edit = false;
+        let mut rename = false;
         while let Some(a) = rest.get(i) {
             i += 1;
             let t = a.text.as_str();
             if t.starts_with('-') && !a.dynamic {
+                if matches!(t, "-f" | "--file") {
+                    if let Some(f) = rest.get(i) {
+                        self.write_to(f, "writes git configuration to");
+                    }
+                    i += 1;
+                    continue;
+                }
+                if let Some(f) = t.strip_prefix("--file=") {
+                    self.write_to(
+                        &Arg {
+                            text: f.to_owned(),
+                            dynamic: a.dynamic,
+                        },
+                        "writes git configuration to",
+                    );
+                    continue;
+                }
                 if matches!(
                     t,
-                    "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value"
+                    "--blob" | "--type" | "--default" | "--comment" | "--value"
                 ) {
                     i += 1;
                 }
@@ -271,40 +538,71 @@ impl Walker<'_> {
                     || t.starts_with("--unset")
                     || matches!(
                         t,
-                        "-l" | "--list" | "-e" | "--edit" | "--remove-section" | "--rename-section"
+                        "-l" | "--list"
+                            | "--remove-section"
+                            | "--show-origin"
+                            | "--show-scope"
+                            | "--name-only"
                     )
                 {
                     reads = true;
+                }
+                if matches!(t, "-e" | "--edit") {
+                    edit = true;
+                }
+                if t == "--rename-section" {
+                    rename = true;
                 }
                 continue;
             }
             positional.push(a);
         }
-        if reads {
+        match positional.first().map(|a| a.text.as_str()) {
+            Some("set") => {
+                positional.remove(0);
+            }
+            Some("edit") => edit = true,
+            Some("rename-section") => {
+                rename = true;
+                positional.remove(0);
+            }
+            Some("get" | "list" | "unset" | "remove-section" | "get-color" | "get-colorbool") => {
+                return;
+            }
+            _ => {}
+        }
+        if edit {
+            self.unfollowable("`git config --edit` opens an editor on git's configuration");
             return;
         }
-        if positional.first().is_some_and(|a| a.text == "set") {
-            positional.remove(0);
-        } else if positional.first().is_some_and(|a| {
-            matches!(
-                a.text.as_str(),
-                "get" | "list" | "unset" | "edit" | "rename-section" | "remove-section"
-            )
-        }) {
+        if rename {
+            if let Some(new) = positional.get(1) {
+                self.found(Effect::ConfigWrite {
+                    key: (*new).clone(),
+                    how: "renames a section to".to_owned(),
+                });
+            }
             return;
         }
-        if positional.len() < 2 {
+        if reads || positional.len() < 2 {
             return;
         }
-        let key = positional[0].text.to_ascii_lowercase();
+        let key = Arg {
+            text: positional[0].text.to_ascii_lowercase(),
+            dynamic: positional[0].dynamic,
+        };
         let value = positional[1].clone();
-        if key.ends_with(".fetch") && writes_notes_refspec(&value.text) {
+        if key.text.ends_with(".fetch") && writes_notes_refspec(&value.text) {
             self.found(Effect::NoteWrite {
-                how: format!("git config {key} {}", value.text),
+                how: format!("git config {} {}", key.text, value.text),
             });
         }
-        if !value.dynamic {
-            self.git_config.push((key, value.text));
+        self.found(Effect::ConfigWrite {
+            key: key.clone(),
+            how: "sets".to_owned(),
+        });
+        if !value.dynamic && !key.dynamic {
+            self.git_config.push((key.text, value.text));
         }
     }
 
