@@ -134,11 +134,25 @@ pub fn run(ctx: &Ctx, args: &BudgetArgs) -> Result<Reply> {
             if r.closed { " (closed for today)" } else { "" }
         ));
     }
-    let next = if status.paused {
+    let mut next = if status.paused {
         vec!["hall budget --grant".to_string()]
     } else {
         vec!["hall usage --by day".to_string()]
     };
+    if !changed.is_empty() {
+        // The rules in effect are the base branch's committed ones (crate::committed).
+        text.push_str(&format!(
+            "\nThe new caps take effect once .hallmark.toml is committed on {}.",
+            hall.config.base
+        ));
+        next.insert(
+            0,
+            format!(
+                "git -C {} commit -m \"Change the budget\" -- .hallmark.toml",
+                crate::platform::shell_quote(&hall.repo.main_root.display().to_string())
+            ),
+        );
+    }
     text.push_str(&format!("\n{}", next_text(&next)));
     Ok(Reply::new(
         &BudgetReply {
