@@ -221,6 +221,15 @@ impl Walker<'_> {
     /// shell startup file.
     fn risky_env(&mut self, env: &[(String, Arg)]) {
         for (k, v) in env {
+            if k.starts_with("BASH_FUNC_") {
+                // An exported function: bash defines it from the environment.
+                let body = v.text.trim_start().trim_start_matches("()").to_owned();
+                self.analyze_str(&body);
+                self.unfollowable(format!(
+                    "{k} hands bash a function it defines from the environment"
+                ));
+                continue;
+            }
             if matches!(
                 k.as_str(),
                 "LD_PRELOAD"

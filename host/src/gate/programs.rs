@@ -200,6 +200,7 @@ const COMMAND_TOOLS: &[&str] = &[
     "batch",
     "run-parts",
     "dbus-launch",
+    "fc",
 ];
 
 /// Database shells, whose dot or backslash commands reach the system.

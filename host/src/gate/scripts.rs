@@ -151,12 +151,17 @@ impl Walker<'_> {
             return;
         }
         let mut i = 0;
+        // Perl's `-i` (alone or in a cluster such as `-pi`) edits its file operands.
+        let mut in_place = false;
         while let Some(a) = args.get(i) {
             let t = a.text.as_str();
+            if lang == Lang::Perl && t.starts_with('-') && !t.starts_with("--") && t.contains('i') {
+                in_place = true;
+            }
             let inline = matches!(
                 t,
                 "-c" | "-e" | "-E" | "--eval" | "-p" | "--print" | "-r" | "-n"
-            ) && !(lang == Lang::Perl && t == "-n");
+            ) && !(lang == Lang::Perl && matches!(t, "-n" | "-p"));
             if inline
                 || (lang == Lang::Perl
                     && t.starts_with('-')
@@ -174,7 +179,7 @@ impl Walker<'_> {
                     }
                     None => {}
                 }
-                if lang == Lang::Perl && t.contains('i') {
+                if lang == Lang::Perl && in_place {
                     for f in args[i + 2..].iter().filter(|a| !a.text.starts_with('-')) {
                         self.write_to(f, "edits in place");
                     }

@@ -243,7 +243,13 @@ impl Walker<'_> {
             ParameterExpr::Parameter {
                 parameter: word::Parameter::Named(n),
                 indirect: false,
-            } => self.vars.get(n).cloned(),
+            } => self.vars.get(n).cloned().or_else(|| {
+                // The few variables whose value the hook's own environment shares with
+                // the session's shell.
+                matches!(n.as_str(), "HOME" | "USER" | "TMPDIR")
+                    .then(|| self.ctx.env_var(n))
+                    .flatten()
+            }),
             ParameterExpr::Parameter {
                 parameter: word::Parameter::Positional(n),
                 indirect: false,

@@ -179,7 +179,7 @@ impl Walker<'_> {
                 }
                 continue;
             }
-            match a.assignment() {
+            match env_assignment(a) {
                 Some(kv) => {
                     env.push(kv);
                     i += 1;
@@ -194,7 +194,7 @@ impl Walker<'_> {
             return;
         }
         let mut j = 0;
-        while let Some(kv) = rest.get(j).and_then(Arg::assignment) {
+        while let Some(kv) = rest.get(j).and_then(env_assignment) {
             env.push(kv);
             j += 1;
         }
@@ -331,24 +331,83 @@ impl Walker<'_> {
             .iter()
             .position(|a| a.text.starts_with(":::"))
             .unwrap_or(rest.len());
-        let mut inner: Vec<Arg> = rest[..end].to_vec();
+        let inner: Vec<Arg> = rest[..end].to_vec();
         if inner.is_empty() {
             return;
         }
-        if inner.len() == 1 {
-            // A single word is a command line of its own: `parallel 'git push {}' ::: a`.
-            let text = inner[0].clone();
-            let mut argv = vec![Arg::lit("parallel")];
-            argv.extend(args.iter().cloned());
-            self.shell_text(&text, &argv);
-            return;
+        // The values after `:::` are appended to the command (or put where `{}` is), one
+        // job each; from a file (`::::`) or a pipe they are unknown.
+        let values: Vec<Arg> = match rest.get(end) {
+            Some(sep) if sep.text == ":::" => rest[end + 1..]
+                .iter()
+                .take_while(|a| !a.text.starts_with(":::"))
+                .cloned()
+                .collect(),
+            _ => vec![Arg::dynamic("(arguments from parallel)")],
+        };
+        let mut origin = vec![Arg::lit("parallel")];
+        origin.extend(args.iter().cloned());
+        for value in values.iter().take(16) {
+            if inner.len() == 1 {
+                // A single word is a command line of its own: `parallel 'git {}' ::: push`.
+                let line = &inner[0];
+                let text = if line.text.contains("{}") {
+                    line.text.replace("{}", &super::shell::quote(&value.text))
+                } else {
+                    format!("{} {}", line.text, super::shell::quote(&value.text))
+                };
+                let arg = Arg {
+                    text,
+                    dynamic: line.dynamic || value.dynamic,
+                };
+                self.shell_text(&arg, &origin);
+            } else {
+                let mut argv: Vec<Arg> = inner
+                    .iter()
+                    .map(|a| {
+                        if a.text.contains("{}") {
+                            Arg {
+                                text: a.text.replace("{}", &value.text),
+                                dynamic: a.dynamic || value.dynamic,
+                            }
+                        } else {
+                            a.clone()
+                        }
+                    })
+                    .collect();
+                if !inner.iter().any(|a| a.text.contains("{}")) {
+                    argv.push(value.clone());
+                }
+                self.with_outer(&origin, |w| {
+                    w.current = super::shell::join_args(&argv);
+                    w.classify(argv, env.clone(), Stdin::Unknown)
+                });
+            }
         }
-        inner.push(Arg::dynamic("(arguments from parallel)"));
-        self.classify(inner, env, Stdin::Unknown);
     }
 
     /// `find … -exec cmd {} ;` (and `-execdir`, `-ok`, `-okdir`).
     pub(super) fn find(&mut self, args: &[Arg]) {
+        // `-delete` removes what it finds under the start points; `-fprint FILE` and its
+        // kin write FILE.
+        let starts: Vec<&Arg> = args
+            .iter()
+            .take_while(|a| !a.text.starts_with('-') && !matches!(a.text.as_str(), "(" | "!"))
+            .collect();
+        if args.iter().any(|a| a.text == "-delete") {
+            for s in &starts {
+                self.write_to(s, "deletes under");
+            }
+        }
+        for (k, a) in args.iter().enumerate() {
+            if matches!(
+                a.text.as_str(),
+                "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+            ) && let Some(f) = args.get(k + 1)
+            {
+                self.write_to(f, "writes");
+            }
+        }
         let mut i = 0;
         while i < args.len() {
             if matches!(
@@ -445,4 +504,19 @@ impl Walker<'_> {
             self.shell_text(c, &argv);
         }
     }
+}
+
+/// A `NAME=VALUE` word as `env` reads it: any name without a slash, not only a shell
+/// variable name (`BASH_FUNC_f%%=() { …; }` exports a function).
+fn env_assignment(a: &Arg) -> Option<(String, Arg)> {
+    let (n, v) = a.text.split_once('=')?;
+    (!n.is_empty() && !n.contains('/') && !n.starts_with('-')).then(|| {
+        (
+            n.to_owned(),
+            Arg {
+                text: v.to_owned(),
+                dynamic: a.dynamic,
+            },
+        )
+    })
 }
