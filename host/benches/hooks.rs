@@ -76,7 +76,7 @@ fn main() {
     std::fs::write(wt.join("work.txt"), "done\n").expect("write");
     git(&wt, &["add", "work.txt"]);
     git(&wt, &["commit", "-q", "-m", "work"]);
-    let sha = git(&wt, &["rev-parse", "HEAD"]);
+    let sha = hallmark::item::Sha::new(git(&wt, &["rev-parse", "HEAD"]));
     let tree = git(&wt, &["rev-parse", "HEAD^{tree}"]);
     let id = ItemId(ITEMS + 1);
     let ev = |kind| Event {
@@ -116,15 +116,17 @@ fn main() {
             by: None,
         }),
     ];
-    let mut note = hallmark::hallmark::approval_note(&events, id, &sha, 1);
+    let mut note = hallmark::hall::hallmark::approval_note(&events, id, &sha, 1);
     note.tree = Some(tree);
-    let seal = hallmark::hallmark::sign_note(&signer, &note).expect("signs");
+    let seal = hallmark::hall::hallmark::sign_note(&signer, &note).expect("signs");
     events.push(ev(EventKind::Hallmarked {
         sha: sha.clone(),
         round: 1,
         seal: Some(seal.clone()),
     }));
-    journal.create_item(|_| Ok(events)).expect("item");
+    journal
+        .create_item(|_| Ok::<_, hallmark::journal::JournalError>(events))
+        .expect("item");
     let note = serde_json::to_string(&note.sealed(&seal)).expect("json");
     git(
         &wt,

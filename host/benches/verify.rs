@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::git;
 
-use hallmark::hallmark::{Note, Trust, sign_note, verify_commit};
+use hallmark::hall::hallmark::{Note, Trust, sign_note, verify_commit};
 use hallmark::item::event::EVENT_VERSION;
 use hallmark::item::{Event, EventKind, ItemId};
 use hallmark::journal::Journal;
@@ -65,7 +65,7 @@ fn main() {
     .expect("signers");
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "work"]);
-    let sha = git(&repo, &["rev-parse", "HEAD"]);
+    let sha = hallmark::item::Sha::new(git(&repo, &["rev-parse", "HEAD"]));
     let id = ItemId(1);
     let unsigned = Note {
         v: 2,

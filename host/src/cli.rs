@@ -264,7 +264,7 @@ pub struct AnswerArgs {
 
 #[derive(Args, Debug)]
 pub struct UsageArgs {
-    #[arg(long, default_value = "item", value_parser = ["item", "room", "role", "model", "day"])]
+    #[arg(long, default_value = "item", value_parser = ["item", "station", "role", "model", "day"])]
     pub by: String,
     /// Only runs since this date or time (RFC 3339, e.g. 2026-11-01) or this long ago (e.g. 7d).
     #[arg(long)]

@@ -10,9 +10,18 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Code, HallError, Result};
-
 pub const FILE_NAME: &str = ".hallmark.toml";
+
+/// A configuration that can't be used: the file (or the commit it was read from) and
+/// what is wrong with it, naming the key and the line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// `claude` flags a repository may not add to headless runs: each would undo part of
 /// their isolation (settings, plugins, agents, MCP) or their confinement (permissions,
@@ -51,11 +60,14 @@ pub struct Config {
     pub ship: String,
     /// How each review is posted on the PR.
     pub review_comment: String,
-    /// The repository's own checks, run before any review.
-    pub gates: Vec<String>,
-    /// Gates the checks cache never serves.
-    pub gates_no_cache: Vec<String>,
-    /// What headless dev runs may run besides the gates.
+    /// The repository's own checks (tests, lint, build), run before any review. The key
+    /// keeps the design's name, `gates`; everywhere else they are checks.
+    #[serde(rename = "gates")]
+    pub checks: Vec<String>,
+    /// Checks the checks cache never serves (`gates_no_cache`).
+    #[serde(rename = "gates_no_cache")]
+    pub checks_no_cache: Vec<String>,
+    /// What headless dev runs may run besides the checks.
     pub dev_commands: Vec<String>,
     /// The fix engine: `claude -p` or an external command.
     pub fixer: String,
@@ -159,10 +171,10 @@ pub struct Intake {
     pub max_parts: u32,
 }
 
-/// Per-room caps.
+/// One role's caps (`[budget.review]`, `[budget.fix]`…).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
-pub struct RoomBudget {
+pub struct RoleBudget {
     /// Dollars per run, or `"none"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_usd: Option<Money>,
@@ -194,10 +206,10 @@ pub struct Budget {
     pub fix_model: String,
     pub intake_model: String,
     pub librarian_model: String,
-    pub review: RoomBudget,
-    pub fix: RoomBudget,
-    pub intake: RoomBudget,
-    pub librarian: RoomBudget,
+    pub review: RoleBudget,
+    pub fix: RoleBudget,
+    pub intake: RoleBudget,
+    pub librarian: RoleBudget,
 }
 
 /// The Library.
@@ -242,8 +254,8 @@ impl Default for Config {
             branch: "hm/{id}-{slug}".into(),
             ship: "git push -u origin {branch} && gh pr create --base {base} --head {branch} --title {title} --body-file {body_file}".into(),
             review_comment: "gh pr comment {pr} --body-file {review_file}".into(),
-            gates: Vec::new(),
-            gates_no_cache: Vec::new(),
+            checks: Vec::new(),
+            checks_no_cache: Vec::new(),
             dev_commands: Vec::new(),
             fixer: "claude -p".into(),
             claude_args: Vec::new(),
@@ -308,10 +320,10 @@ impl Default for Budget {
             fix_model: "sonnet".into(),
             intake_model: "haiku".into(),
             librarian_model: "haiku".into(),
-            review: RoomBudget::default(),
-            fix: RoomBudget::default(),
-            intake: RoomBudget::default(),
-            librarian: RoomBudget::default(),
+            review: RoleBudget::default(),
+            fix: RoleBudget::default(),
+            intake: RoleBudget::default(),
+            librarian: RoleBudget::default(),
         }
     }
 }
@@ -369,16 +381,18 @@ impl Config {
         match std::fs::read_to_string(&path) {
             Ok(text) => Config::parse(&text, &path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(HallError::internal(format!("{}: {e}", path.display()))),
+            Err(e) => Err(ConfigError {
+                path,
+                message: e.to_string(),
+            }),
         }
     }
 
     /// Parses and validates `text`, naming `path` in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
-        let invalid = |msg: String| {
-            HallError::new(Code::InvalidConfig, format!("{}: {msg}", path.display()))
-                .hint(format!("edit {}", path.display()))
-                .hint("hall schema config")
+        let invalid = |message: String| ConfigError {
+            path: path.to_path_buf(),
+            message,
         };
         let config: Config = toml::from_str(text).map_err(|e| {
             let msg = e.message().trim().to_string();
@@ -404,20 +418,20 @@ impl Config {
         parse_tokens(&self.budget.per_item).map_err(|e| format!("budget.per_item: {e}"))?;
         parse_tokens(&self.library.briefing_limit)
             .map_err(|e| format!("library.briefing_limit: {e}"))?;
-        for (name, room) in [
+        for (name, role) in [
             ("review", &self.budget.review),
             ("fix", &self.budget.fix),
             ("intake", &self.budget.intake),
             ("librarian", &self.budget.librarian),
         ] {
-            if let Some(d) = &room.daily {
+            if let Some(d) = &role.daily {
                 parse_tokens(d).map_err(|e| format!("budget.{name}.daily: {e}"))?;
             }
-            if let Some(t) = &room.timeout {
+            if let Some(t) = &role.timeout {
                 crate::clock::parse_duration(t)
                     .map_err(|e| format!("budget.{name}.timeout: {e}"))?;
             }
-            if let Some(Money::Word(w)) = &room.max_usd
+            if let Some(Money::Word(w)) = &role.max_usd
                 && !w.eq_ignore_ascii_case("none")
             {
                 return Err(format!(
@@ -527,11 +541,11 @@ mod tests {
     fn the_init_template_parses_to_the_defaults_plus_base_and_gates() {
         let c = parse(&Config::template("trunk", &["cargo test".into()])).expect("parses");
         assert_eq!(c.base, "trunk");
-        assert_eq!(c.gates, ["cargo test"]);
+        assert_eq!(c.checks, ["cargo test"]);
         assert_eq!(
             Config {
                 base: "main".into(),
-                gates: vec![],
+                checks: vec![],
                 ..c
             },
             Config::default()
@@ -540,8 +554,10 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_the_key_file_and_line() {
-        let err = parse("base = \"main\"\n[capture]\nmood = \"gate\"\n").unwrap_err();
-        assert_eq!(err.code, Code::InvalidConfig);
+        let err: crate::error::HallError = parse("base = \"main\"\n[capture]\nmood = \"gate\"\n")
+            .unwrap_err()
+            .into();
+        assert_eq!(err.code, crate::error::Code::InvalidConfig);
         assert!(
             err.message.contains("/r/.hallmark.toml: line 3"),
             "{}",

@@ -1,14 +1,33 @@
 //! The error half of the agent contract: every failure has a code, an exit code, a
 //! message and the `next` commands that would fix it.
+//!
+//! Adapters fail with errors of their own (`GitError`, `GhError`, `JournalError`,
+//! `IndexError`, `RoomError`, `SignError`, `ClaudeError`, `TemplateError`,
+//! `ConfigError`), which say what happened and keep their cause. This module is where
+//! each becomes a [`HallError`]: it picks the code and adds the commands that help, and
+//! the adapter's error stays reachable as the [`std::error::Error::source`] of the
+//! result, so nothing below the service layer knows about `hall` commands.
 
 use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::claude::ClaudeError;
+use crate::config::ConfigError;
+use crate::gh::GhError;
+use crate::git::GitError;
+use crate::index::IndexError;
+use crate::journal::JournalError;
+use crate::rooms::RoomError;
+use crate::sign::SignError;
+use crate::template::TemplateError;
+
 /// Every error code `hall` can return. The exit code is derived from the code, so the
 /// table in the docs and `hall schema error` can't drift from the binary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Code {
     Internal,
@@ -145,14 +164,25 @@ impl Code {
     }
 }
 
+/// The cause an error keeps: an adapter's error, or an I/O error with its path.
+type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
 /// A failure with its code, message and the commands that make sense next.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct HallError {
     pub code: Code,
     pub message: String,
     pub next: Vec<String>,
     /// For `NOT_HALLMARKED`: the machine-readable name of the check that failed.
     pub check: Option<String>,
+    cause: Option<Cause>,
+}
+
+impl PartialEq for HallError {
+    fn eq(&self, other: &Self) -> bool {
+        (self.code, &self.message, &self.next, &self.check)
+            == (other.code, &other.message, &other.next, &other.check)
+    }
 }
 
 impl HallError {
@@ -162,6 +192,16 @@ impl HallError {
             message: message.into(),
             next: Vec::new(),
             check: None,
+            cause: None,
+        }
+    }
+
+    /// An error whose message is `cause`'s own, kept as its source.
+    pub fn from_cause(code: Code, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        HallError {
+            message: cause.to_string(),
+            cause: Some(Arc::new(cause)),
+            ..HallError::new(code, "")
         }
     }
 
@@ -177,12 +217,28 @@ impl HallError {
         self
     }
 
+    /// Says what was being done when the error happened, in front of its message; the
+    /// code, the hints and the cause stay.
+    pub fn context(mut self, doing: impl fmt::Display) -> Self {
+        self.message = format!("{doing}: {}", self.message);
+        self
+    }
+
     pub fn internal(message: impl fmt::Display) -> Self {
         HallError::new(Code::Internal, message.to_string())
     }
 
     pub fn usage(message: impl Into<String>) -> Self {
         HallError::new(Code::Usage, message).hint("hall help --json")
+    }
+
+    /// A file error, naming the path, with what to check.
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+        .into()
     }
 
     pub fn reply(&self) -> ErrorReply {
@@ -203,11 +259,178 @@ impl fmt::Display for HallError {
     }
 }
 
-impl std::error::Error for HallError {}
+impl std::error::Error for HallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
 
-impl From<std::io::Error> for HallError {
-    fn from(e: std::io::Error) -> Self {
-        HallError::internal(e)
+/// Gives an I/O result the path it was about: `std::fs::write(&p, b).at(&p)?`.
+pub trait IoContext<T> {
+    fn at(self, path: &Path) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: &Path) -> Result<T> {
+        self.map_err(|e| HallError::io(path, e))
+    }
+}
+
+/// The `next` steps for a file error in `dir`.
+fn file_fix(err: HallError, kind: std::io::ErrorKind, dir: &Path) -> HallError {
+    let err = if matches!(
+        kind,
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    ) {
+        err.hint(format!("check the permissions of {}", dir.display()))
+    } else {
+        err
+    };
+    err.hint("hall doctor")
+}
+
+impl From<JournalError> for HallError {
+    fn from(e: JournalError) -> Self {
+        match &e {
+            JournalError::Corrupt { path, line, .. } => {
+                let fix = format!(
+                    "inspect line {line} of {}; fix or delete that line by hand",
+                    path.display()
+                );
+                HallError::from_cause(Code::JournalCorrupt, e)
+                    .hint(fix)
+                    .hint("hall reindex")
+            }
+            JournalError::Io { path, source } => {
+                let dir = if path.is_dir() {
+                    path.clone()
+                } else {
+                    path.parent().unwrap_or(path).to_path_buf()
+                };
+                let kind = source.kind();
+                file_fix(HallError::from_cause(Code::Internal, e), kind, &dir)
+            }
+            JournalError::NoItem(_) => {
+                HallError::from_cause(Code::ItemNotFound, e).hint("hall status --all")
+            }
+        }
+    }
+}
+
+impl From<GitError> for HallError {
+    fn from(e: GitError) -> Self {
+        match &e {
+            GitError::NotARepo { .. } => HallError::from_cause(Code::NotARepo, e)
+                .hint("git init")
+                .hint("cd <your repository>"),
+            GitError::Spawn { .. } => {
+                HallError::from_cause(Code::CommandFailed, e).hint("hall doctor")
+            }
+            GitError::Failed { .. } | GitError::Unexpected { .. } => {
+                HallError::from_cause(Code::CommandFailed, e).hint("hall doctor")
+            }
+        }
+    }
+}
+
+impl From<GhError> for HallError {
+    fn from(e: GhError) -> Self {
+        let err = HallError::from_cause(Code::GhUnavailable, e);
+        match err
+            .cause
+            .as_deref()
+            .and_then(|c| c.downcast_ref::<GhError>())
+        {
+            Some(GhError::NotInstalled { .. }) => {
+                err.hint("install gh from https://cli.github.com, then `gh auth login`")
+            }
+            _ => err.hint("gh auth status"),
+        }
+    }
+}
+
+impl From<RoomError> for HallError {
+    fn from(e: RoomError) -> Self {
+        let code = match &e {
+            RoomError::Failed { .. } => Code::RoomFailed,
+            RoomError::Incompatible { .. } => Code::RoomIncompatible,
+            RoomError::NotFound { .. } => Code::RoomNotFound,
+            RoomError::Input { .. } => Code::RoomInputInvalid,
+            RoomError::Runtime(_) => Code::Internal,
+        };
+        HallError::from_cause(code, e)
+            .hint("hall rooms list")
+            .hint("hall doctor")
+    }
+}
+
+impl From<SignError> for HallError {
+    fn from(e: SignError) -> Self {
+        match &e {
+            SignError::Key { path, .. } => {
+                let config = crate::sign::user_config_path().unwrap_or_default();
+                let fix = format!(
+                    "fix or move away {}, or name another key under [signing] in {}",
+                    path.display(),
+                    config.display()
+                );
+                HallError::from_cause(Code::InvalidConfig, e)
+                    .hint(fix)
+                    .hint("hall doctor")
+            }
+            _ => HallError::from_cause(Code::Internal, e).hint("hall doctor"),
+        }
+    }
+}
+
+impl From<IndexError> for HallError {
+    fn from(e: IndexError) -> Self {
+        match e {
+            // The journal's own error, with its own hints.
+            IndexError::Journal(j) => j.into(),
+            IndexError::Query(q) => HallError::usage(q),
+            other => {
+                let fix = other.fix();
+                // Damage a rebuild did not cure is a question for doctor first.
+                let still = matches!(other, IndexError::StillDamaged { .. });
+                let err = HallError::from_cause(Code::Internal, other);
+                match (fix, still) {
+                    (Some(fix), true) => err.hint("hall doctor").hint(fix),
+                    (Some(fix), false) => err.hint(fix).hint("hall doctor"),
+                    (None, _) => err.hint("hall reindex").hint("hall doctor"),
+                }
+            }
+        }
+    }
+}
+
+impl From<ClaudeError> for HallError {
+    fn from(e: ClaudeError) -> Self {
+        match &e {
+            ClaudeError::NotInstalled { .. } => HallError::from_cause(Code::CommandFailed, e)
+                .hint("npm install -g @anthropic-ai/claude-code")
+                .hint("hall doctor"),
+            ClaudeError::Failed { .. } | ClaudeError::Files { .. } => {
+                HallError::from_cause(Code::Internal, e).hint("hall doctor")
+            }
+        }
+    }
+}
+
+impl From<TemplateError> for HallError {
+    fn from(e: TemplateError) -> Self {
+        HallError::from_cause(Code::CommandFailed, e).hint("hall doctor")
+    }
+}
+
+impl From<ConfigError> for HallError {
+    fn from(e: ConfigError) -> Self {
+        let edit = format!("edit {}", e.path.display());
+        HallError::from_cause(Code::InvalidConfig, e)
+            .hint(edit)
+            .hint("hall schema config")
     }
 }
 

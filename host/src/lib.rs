@@ -1,29 +1,46 @@
 //! Hallmark: an agent-first development loop for any git repository.
 //!
-//! The binary `hall` is a thin shell over this library: [`item`] is the pure core (ids,
-//! events, the fold and the transition check), [`journal`] and [`index`] own the files,
-//! and [`commands`] runs each verb.
+//! The binary `hall` is a thin shell over this library, which is built in layers. Each
+//! layer uses only the ones below it, and nothing starts a subprocess outside its
+//! adapter (`layers.rs`, a test, keeps it so):
+//!
+//! ```text
+//! hooks                     Claude Code's hooks: protocol in, context and verdicts out
+//! commands                  one file per verb: parse, call the service, render the reply
+//! daemon                    the scheduler that runs the loop for every registered repo
+//! office                    the loop's workers: checks, review, fix, ship, resume, watchman
+//! hall, error               the service layer: an initialized repository (`Hall`), the one
+//!                           transition path, the rules in effect, hallmarks, confinement
+//! journal index git gh      adapters: every file format, database and subprocess,
+//! claude rooms sign         each with its own typed errors
+//! template
+//! config                    `.hallmark.toml`: every key, its default, strict parsing
+//! item gate clock cli       the pure core (from `hallmark-core`) and other leaves
+//! platform pricing
+//! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub use hallmark_core::item;
+pub use hallmark_core::journal;
+
+pub mod claude;
 pub mod cli;
 pub mod clock;
 pub mod commands;
-pub mod committed;
 pub mod config;
-pub mod confine;
 pub mod daemon;
 pub mod error;
 pub mod gate;
+pub mod gh;
 pub mod git;
-pub mod hallmark;
+pub mod hall;
 pub mod hooks;
 pub mod index;
-pub mod item;
-pub mod journal;
+#[cfg(test)]
+mod layers;
 pub mod office;
 pub mod platform;
-pub mod policy;
 pub mod pricing;
 pub mod rooms;
 pub mod sign;

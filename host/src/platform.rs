@@ -1,6 +1,6 @@
 //! Everything that differs between macOS, Linux and Windows lives here, behind `cfg`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A command that runs `script` through the platform shell (`sh -c`, or `cmd /C`).
@@ -113,6 +113,104 @@ pub fn detach(cmd: &mut Command) {
         const DETACHED_PROCESS: u32 = 0x0000_0008;
         const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
         cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+    }
+}
+
+/// Creates `path` for writing, failing if it exists, readable by this user only where
+/// the system has permissions (a private key).
+pub fn create_private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// Makes `dir` (and its parents), open to this user only where the system has
+/// permissions.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// What identifies the file behind `meta`, to tell whether another process replaced it:
+/// device and inode where there are such things, else size and modification time.
+pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let modified = meta.modified().ok()?;
+        let nanos = modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        Some((meta.len(), nanos))
+    }
+}
+
+/// A process's exit code as a shell reports it: 128 + the signal for one a signal
+/// killed, where there are signals.
+pub fn exit_code(status: &std::process::ExitStatus) -> i32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .or_else(|| status.signal().map(|s| 128 + s))
+            .unwrap_or(1)
+    }
+    #[cfg(not(unix))]
+    {
+        status.code().unwrap_or(1)
+    }
+}
+
+/// Whether this machine can run Claude Code's sandbox: bubblewrap and socat on Linux,
+/// Seatbelt on macOS; not on Windows (outside WSL2).
+pub fn sandbox_available() -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        let on_path = |p: &str| {
+            std::env::var_os("PATH")
+                .map(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+                .unwrap_or(false)
+        };
+        let missing: Vec<&str> = ["bwrap", "socat"]
+            .into_iter()
+            .filter(|p| !on_path(p))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "Claude Code's sandbox needs {} on Linux (Debian/Ubuntu: `apt install bubblewrap socat`)",
+                missing.join(" and ")
+            ))
+        }
+    }
+    #[cfg(target_os = "macos")]
+    {
+        if Path::new("/usr/bin/sandbox-exec").is_file() {
+            Ok(())
+        } else {
+            Err("Claude Code's sandbox needs /usr/bin/sandbox-exec (Seatbelt)".into())
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        Err("Claude Code's sandbox runs on Linux, WSL2 and macOS, not on this system".into())
     }
 }
 

@@ -1,10 +1,39 @@
 //! Command templates from `.hallmark.toml` (`worktree`, `branch`, `ship`…): placeholder
-//! substitution with shell quoting, and running them through the platform shell.
+//! substitution with shell quoting, and running them through the platform shell. The
+//! repository chooses these commands; this adapter runs them and reports how they
+//! failed.
 
 use std::path::Path;
 
-use crate::error::{Code, HallError, Result};
 use crate::platform::{shell, shell_quote};
+
+/// Why a template command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    #[error("could not run `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// It ran and exited non-zero; `stderr` is what it said (its last line, for a
+    /// worker's command).
+    #[error("`{command}` exited with {status}: {stderr}")]
+    Failed {
+        command: String,
+        status: String,
+        stderr: String,
+    },
+}
+
+type Result<T, E = TemplateError> = std::result::Result<T, E>;
+
+fn status_text(status: &std::process::ExitStatus) -> String {
+    status
+        .code()
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| "a signal".into())
+}
 
 /// Replaces `{name}` placeholders. Values are quoted for the shell when `quote` is set
 /// (command templates) and inserted as they are otherwise (the branch-name template).
@@ -41,25 +70,19 @@ pub fn render(template: &str, values: &[(&str, &str)], quote: bool) -> String {
 
 /// Runs a rendered command in `dir`; a failure carries the command's stderr.
 pub fn run(command: &str, dir: &Path) -> Result<String> {
-    let out = shell(command).current_dir(dir).output().map_err(|e| {
-        HallError::new(
-            Code::CommandFailed,
-            format!("could not run `{command}`: {e}"),
-        )
-    })?;
+    let out = shell(command)
+        .current_dir(dir)
+        .output()
+        .map_err(|source| TemplateError::Spawn {
+            command: command.to_string(),
+            source,
+        })?;
     if !out.status.success() {
-        return Err(HallError::new(
-            Code::CommandFailed,
-            format!(
-                "`{command}` exited with {}: {}",
-                out.status
-                    .code()
-                    .map(|c| c.to_string())
-                    .unwrap_or_else(|| "a signal".into()),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )
-        .hint("hall doctor"));
+        return Err(TemplateError::Failed {
+            command: command.to_string(),
+            status: status_text(&out.status),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).to_string())
 }
@@ -89,25 +112,17 @@ pub fn run_logged(command: &str, dir: &Path, actor: &str) -> Result<String> {
         .env("HALL_ACTOR", actor)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| {
-            HallError::new(
-                Code::CommandFailed,
-                format!("could not run `{command}`: {e}"),
-            )
+        .map_err(|source| TemplateError::Spawn {
+            command: command.to_string(),
+            source,
         })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(HallError::new(
-            Code::CommandFailed,
-            format!(
-                "`{command}` exited with {}: {}",
-                out.status
-                    .code()
-                    .map(|c| c.to_string())
-                    .unwrap_or_else(|| "a signal".into()),
-                err.trim().lines().last().unwrap_or("")
-            ),
-        ));
+        return Err(TemplateError::Failed {
+            command: command.to_string(),
+            status: status_text(&out.status),
+            stderr: err.trim().lines().last().unwrap_or("").to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

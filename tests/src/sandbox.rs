@@ -6,7 +6,62 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use hallmark_core::item::{Event, ItemId};
+use hallmark_core::journal::Journal;
 use serde_json::Value;
+
+/// Who signs hallmarks in every sandbox (`[signing] principal` in its user config).
+pub const PRINCIPAL: &str = "ada@example.com";
+
+/// What an approval says, for [`Sandbox::signed_note`].
+#[derive(Clone, Debug)]
+pub struct Approval<'a> {
+    pub round: u32,
+    /// `assayer`, or `you` for a person's verdict.
+    pub actor: &'a str,
+    pub model: Option<&'a str>,
+    /// Findings still open when it was approved.
+    pub open: Vec<&'a str>,
+    /// For an approval carried across a rebase: the commit approved.
+    pub carried_from: Option<&'a str>,
+}
+
+impl Default for Approval<'_> {
+    fn default() -> Self {
+        Approval {
+            round: 1,
+            actor: "assayer",
+            model: None,
+            open: Vec::new(),
+            carried_from: None,
+        }
+    }
+}
+
+/// The text a hallmark's signature covers, rebuilt from the note's JSON as
+/// docs/guide.md documents it (one `name value` line each, an empty value for a
+/// missing field). Written here from the documentation rather than taken from `hall`, so
+/// that a drift between the two fails the tests.
+pub fn statement(note: &Value) -> String {
+    let text = |k: &str| note[k].as_str().unwrap_or("").to_string();
+    let open: Vec<&str> = note["open_findings"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    format!(
+        "hallmark v{}\nitem {}\ncommit {}\ntree {}\nround {}\nactor {}\nmodel {}\nopen {}\napproved {}\nsigner {}\n",
+        note["v"],
+        text("item"),
+        text("sha"),
+        text("tree"),
+        note["round"],
+        text("actor"),
+        text("model"),
+        open.join(","),
+        text("approved_sha"),
+        text("signer"),
+    )
+}
 
 /// The fixed time every `hall` run sees.
 pub const NOW: &str = "2026-11-02T09:00:00Z";
@@ -166,7 +221,7 @@ impl Sandbox {
         // (`strike`) read the same user config.
         std::fs::write(
             sb.config_dir().join("config.toml"),
-            "[signing]\nprincipal = \"ada@example.com\"\n",
+            format!("[signing]\nprincipal = \"{PRINCIPAL}\"\n"),
         )
         .expect("user config");
         sb.git(
@@ -288,21 +343,21 @@ impl Sandbox {
     }
 
     /// The journal directory.
-    pub fn journal(&self) -> hallmark::journal::Journal {
-        hallmark::journal::Journal::new(self.repo.join(".git").join("hallmark"))
+    pub fn journal(&self) -> Journal {
+        Journal::new(self.repo.join(".git").join("hallmark"))
     }
 
     /// Appends an event to an item's journal as another writer (the assayer, the
     /// Delivery office) would, through the journal library: for states the Stage 1
     /// commands can't reach by themselves.
     pub fn record(&self, item: &str, actor: &str, event: Value) {
-        let id: hallmark::item::ItemId = item.parse().expect("item id");
+        let id: ItemId = item.parse().expect("item id");
         let mut line = event;
         line["v"] = 1.into();
         line["t"] = self.now.clone().into();
         line["actor"] = actor.into();
         line["item"] = id.to_string().into();
-        let e: hallmark::item::Event = serde_json::from_value(line).expect("a valid event");
+        let e: Event = serde_json::from_value(line).expect("a valid event");
         self.journal().append_item(id, &[e]).expect("append");
     }
 
@@ -334,15 +389,115 @@ impl Sandbox {
         self.root.join("config")
     }
 
-    /// The signer `hall` uses in this sandbox (its key is made on first use).
-    pub fn signer(&self) -> hallmark::sign::Signer {
-        hallmark::sign::Signer::load_in(&self.config_dir(), Some(&self.repo)).expect("signer")
+    /// The private key `hall` signs with in this sandbox (`signing_ed25519` in its config
+    /// directory), made with `ssh-keygen` when `hall` hasn't made it yet: the test signs
+    /// with the same tools a person could, never with hall's own code.
+    pub fn signing_key(&self) -> PathBuf {
+        let key = self.config_dir().join("signing_ed25519");
+        if !key.exists() {
+            let out = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", "hallmark", "-f"])
+                .arg(&key)
+                .output()
+                .expect("ssh-keygen runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        key
+    }
+
+    /// The signing key's public half, as an OpenSSH line without its comment.
+    pub fn public_key(&self) -> String {
+        let out = Command::new("ssh-keygen")
+            .arg("-y")
+            .arg("-f")
+            .arg(self.signing_key())
+            .output()
+            .expect("ssh-keygen runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        line.split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The signing key's fingerprint, `SHA256:…`, as `ssh-keygen -l` prints it.
+    pub fn fingerprint(&self) -> String {
+        let key = self.signing_key();
+        let out = Command::new("ssh-keygen")
+            .args(["-l", "-E", "sha256", "-f"])
+            .arg(&key)
+            .output()
+            .expect("ssh-keygen runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .nth(1)
+            .expect("a fingerprint")
+            .to_string()
     }
 
     /// The `allowed_signers` line that trusts this sandbox's signer.
     pub fn signers_line(&self) -> String {
-        let signer = self.signer();
-        hallmark::sign::allowed::line(signer.principal(), signer.public_key())
+        format!("{PRINCIPAL} namespaces=\"hallmark\" {}", self.public_key())
+    }
+
+    /// Signs `statement` with this sandbox's key in Hallmark's namespace, the way
+    /// `ssh-keygen -Y sign` does; returns the armored signature.
+    pub fn sign(&self, statement: &str) -> String {
+        use std::io::Write;
+        let mut child = Command::new("ssh-keygen")
+            .args(["-Y", "sign", "-n", "hallmark", "-q", "-f"])
+            .arg(self.signing_key())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("ssh-keygen runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(statement.as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("ssh-keygen runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A signed hallmark for `sha` of item `item` (tree `tree`), as the assayer makes
+    /// one: the note's JSON, with its [`statement`] signed.
+    pub fn signed_note(&self, item: &str, sha: &str, tree: &str, approval: &Approval) -> Value {
+        let item = item.parse::<ItemId>().expect("item id").to_string();
+        let mut note = serde_json::json!({
+            "v": 2, "item": item, "sha": sha, "tree": tree, "round": approval.round,
+            "open_findings": approval.open, "actor": approval.actor,
+            "signer": PRINCIPAL, "key": self.fingerprint(),
+        });
+        if let Some(m) = approval.model {
+            note["model"] = m.into();
+        }
+        if let Some(from) = approval.carried_from {
+            note["approved_sha"] = from.into();
+        }
+        note["sig"] = self.sign(&statement(&note)).into();
+        note
     }
 
     /// Strikes a real hallmark the way the assayer does: the checks pass, the verdict
@@ -350,7 +505,6 @@ impl Sandbox {
     /// journal records `hallmarked` with that signature, and the note goes on `sha`
     /// (written from `dir` with `HALL_ACTOR=assayer`). Returns the note.
     pub fn strike(&self, item: &str, dir: &Path, sha: &str, round: u32) -> Value {
-        use hallmark::hallmark::{approval_note, sign_note};
         self.record(
             item,
             "assayer",
@@ -361,17 +515,19 @@ impl Sandbox {
             "assayer",
             serde_json::json!({"event": "verdict", "sha": sha, "round": round, "approved": true, "model": "opus"}),
         );
-        let id: hallmark::item::ItemId = item.parse().expect("item id");
-        let events = self.journal().read_item(id).expect("journal").events;
-        let mut note = approval_note(&events, id, sha, round);
-        note.tree = Some(self.git(dir, &["rev-parse", &format!("{sha}^{{tree}}")]));
-        let seal = sign_note(&self.signer(), &note).expect("signs");
+        let tree = self.git(dir, &["rev-parse", &format!("{sha}^{{tree}}")]);
+        let approval = Approval {
+            round,
+            model: Some("opus"),
+            ..Approval::default()
+        };
+        let note = self.signed_note(item, sha, &tree, &approval);
+        let seal = serde_json::json!({"tree": tree, "signer": note["signer"], "key": note["key"], "sig": note["sig"]});
         self.record(
             item,
             "assayer",
             serde_json::json!({"event": "hallmarked", "sha": sha, "round": round, "seal": seal}),
         );
-        let note = serde_json::to_value(note.sealed(&seal)).expect("json");
         self.note_on(dir, sha, &note);
         note
     }
@@ -405,6 +561,45 @@ impl Sandbox {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// Runs `hall hook pre-tool-use` in `dir` for a Bash `command`, as Claude Code would,
+    /// with `HALL_ACTOR=actor`; returns the hook's stdout and exit code.
+    pub fn bash_hook(&self, dir: &Path, actor: &str, command: &str) -> (String, Option<i32>) {
+        let hook = serde_json::json!({"session_id": "s1", "transcript_path": "/dev/null", "cwd": dir,
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}});
+        self.hook(dir, "pre-tool-use", &hook, &[("HALL_ACTOR", actor)])
+    }
+
+    /// Runs `hall hook <event>` in `dir` with `input` on stdin and extra variables;
+    /// returns the hook's stdout and exit code.
+    pub fn hook(
+        &self,
+        dir: &Path,
+        event: &str,
+        input: &Value,
+        vars: &[(&str, &str)],
+    ) -> (String, Option<i32>) {
+        use std::io::Write;
+        let mut cmd = self.hall_command(dir);
+        cmd.args(["hook", event])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("hook ends");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code(),
+        )
     }
 
     /// Installs a test double as `name` first on PATH (a copy of a binary of this package).

@@ -115,7 +115,7 @@ fn budget_set_edits_the_config_and_a_spent_room_closes_for_the_day() {
         .collect();
     assert_eq!(roles, ["assayer", "fixer"]);
     let budget = l.sb.hall(&l.sb.repo, &["budget"]).ok();
-    let review = budget["rooms"]
+    let review = budget["roles"]
         .as_array()
         .unwrap()
         .iter()

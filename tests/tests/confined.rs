@@ -61,7 +61,7 @@ fn world() -> World {
     let wt = sb.worktree(&id);
     sb.commit(&wt, "lib.txt", "attempts < 3\n", "Cap retries");
     // The signing key exists, as after `hall setup claude`.
-    let _ = sb.signer();
+    let _ = sb.signing_key();
     let printed = sb.hall(&wt, &["claude", &id, "--print-settings"]).ok();
     let settings = PathBuf::from(printed["settings"].as_str().expect("settings path"));
     assert!(settings.is_file());

@@ -205,7 +205,7 @@ fn failing_gates_go_to_the_fixer_and_hold_after_max_check_failures() {
     // The failure reaches the fixer condensed, with the full log to drill into.
     let f = l.sb.hall(&l.wt, &["findings"]).ok();
     let check = &f["checks"][0];
-    assert_eq!(check["gate"], "sh check.sh");
+    assert_eq!(check["check"], "sh check.sh");
     assert!(
         check["output"]
             .as_str()

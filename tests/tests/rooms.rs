@@ -43,7 +43,7 @@ fn init_detects_gates_with_the_gates_room_and_records_which_room_decided() {
     sb.git(&sb.repo, &["add", "-A"]);
     sb.git(&sb.repo, &["commit", "-q", "-m", "a project"]);
     let v = sb.hall(&sb.repo, &["init"]).ok();
-    let gates: Vec<&str> = v["gates"]
+    let gates: Vec<&str> = v["checks"]
         .as_array()
         .expect("gates")
         .iter()

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use hallmark::hallmark::{Note, Trust, verify_commit};
+use hallmark_tests::sandbox::{Approval, statement};
 
 /// A fresh clone of origin in `root/<name>`, with origin's hallmark notes (and its
 /// replace refs when `replace` is set), and no journal.
@@ -96,7 +96,7 @@ fn the_loop_ends_with_a_signed_hallmark_that_a_fresh_clone_verifies() {
         l.sb.git(&l.sb.repo, &["rev-parse", &format!("{sha}^{{tree}}")])
     );
     assert_eq!(note["signer"], "ada@example.com");
-    assert_eq!(note["key"], l.sb.signer().fingerprint());
+    assert_eq!(note["key"], l.sb.fingerprint());
     assert!(
         note["sig"]
             .as_str()
@@ -244,12 +244,14 @@ fn an_unsigned_or_mismatched_journal_line_never_becomes_a_note() {
     let wt2 = l.sb.worktree(&id2);
     let second = l.sb.commit(&wt2, "b.txt", "b\n", "Borrowed approval");
     l.sb.hall(&wt2, &["ready"]).ok();
-    let id: hallmark::item::ItemId = id2.parse().unwrap();
-    let mut other = hallmark::hallmark::approval_note(&[], id, &first, 1);
-    other.tree = Some(l.sb.git(&l.wt, &["rev-parse", &format!("{first}^{{tree}}")]));
-    let mut seal = hallmark::hallmark::sign_note(&l.sb.signer(), &other).unwrap();
-    seal.tree =
-        l.sb.git(&wt2, &["rev-parse", &format!("{second}^{{tree}}")]);
+    let first_tree =
+        l.sb.git(&l.wt, &["rev-parse", &format!("{first}^{{tree}}")]);
+    let other =
+        l.sb.signed_note(&id2, &first, &first_tree, &Approval::default());
+    let seal = json!({
+        "tree": l.sb.git(&wt2, &["rev-parse", &format!("{second}^{{tree}}")]),
+        "signer": other["signer"], "key": other["key"], "sig": other["sig"],
+    });
     for (event, actor) in [
         (json!({"event": "checks_passed", "sha": second}), "assayer"),
         (
@@ -371,6 +373,22 @@ fn world() -> World {
 }
 
 impl World {
+    /// What the push gate says to `git push origin <sha>:refs/heads/shipped` from the
+    /// item's worktree: `None` when it lets the push through, else the denial's reason.
+    fn push_gate(&self, sha: &str) -> Option<String> {
+        let (out, code) = self.sb.bash_hook(
+            &self.wt,
+            "agent",
+            &format!("git push origin {sha}:refs/heads/shipped"),
+        );
+        assert_eq!(code, Some(0), "a hook always exits 0: {out}");
+        if !out.contains("\"deny\"") {
+            return None;
+        }
+        let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
+        Some(v["hookSpecificOutput"]["permissionDecisionReason"].to_string())
+    }
+
     /// Puts the notes back as the real strike left them.
     fn restore(&self) {
         self.sb.git(
@@ -422,12 +440,8 @@ fn the_real_hallmark_passes_and_every_forgery_fails_by_name() {
     // The real hallmark, in a fresh clone.
     let v = forge_and_check(sb, &w.wt, "clone-real", &w.a).ok();
     assert_eq!(v["sha"], w.a.as_str());
-    // The library check the push gate calls agrees, with the journal.
-    let trust = Trust::from_base(&sb.repo, "main")
-        .unwrap()
-        .expect("main lists signers");
-    let journal = sb.journal();
-    verify_commit(&sb.repo, &w.a, &trust, Some(&journal)).expect("the real hallmark");
+    // The push gate, which also asks the journal, agrees.
+    assert_eq!(w.push_gate(&w.a), None, "the real hallmark");
     refused(&forge_and_check(sb, &w.wt, "clone-none", &w.c), "no_note");
 
     // A valid note copied from another commit.
@@ -469,18 +483,20 @@ fn the_real_hallmark_passes_and_every_forgery_fails_by_name() {
         &[],
     );
     let fp = sb.sh(&sb.root, "ssh-keygen -lf mallory.pub | cut -d' ' -f2", &[]);
-    let mut forged: Note = serde_json::from_value(w.claim_c()).unwrap();
-    forged.key = Some(fp.stdout.trim().to_string());
-    std::fs::write(sb.root.join("statement"), forged.statement().unwrap()).unwrap();
+    let mut forged = w.claim_c();
+    forged["key"] = fp.stdout.trim().into();
+    std::fs::write(sb.root.join("statement"), statement(&forged)).unwrap();
     let signed = sb.sh(
         &sb.root,
         "ssh-keygen -q -Y sign -f mallory -n hallmark statement",
         &[],
     );
     assert_eq!(signed.code, 0, "{signed:?}");
-    forged.sig = Some(std::fs::read_to_string(sb.root.join("statement.sig")).unwrap());
+    forged["sig"] = std::fs::read_to_string(sb.root.join("statement.sig"))
+        .unwrap()
+        .into();
     assert!(mallory.exists());
-    sb.note_on(&w.wt, &w.c, &serde_json::to_value(&forged).unwrap());
+    sb.note_on(&w.wt, &w.c, &forged);
     let msg = refused(
         &forge_and_check(sb, &w.wt, "clone-mallory", &w.c),
         "unknown_signer",
@@ -520,17 +536,9 @@ fn forgery_with_bash_plumbing_and_a_journal_line_fails() {
         &forge_and_check(sb, &w.wt, "clone-plumbing", &w.c),
         "bad_signature",
     );
-    // Locally, with the forged journal line, the push gate's check refuses it too.
-    let journal = sb.journal();
-    let trust = Trust::from_base(&sb.repo, "main").unwrap().unwrap();
-    assert_eq!(
-        verify_commit(&sb.repo, &w.c, &trust, Some(&journal))
-            .unwrap_err()
-            .check(),
-        "bad_signature"
-    );
-    let gate = hallmark::hallmark::verify(&journal, &w.wt).unwrap_err();
-    assert_eq!(gate.check(), "bad_signature", "{gate}");
+    // Locally, with the forged journal line, the push gate refuses it too.
+    let why = w.push_gate(&w.c).expect("denied");
+    assert!(why.contains("does not verify"), "{why}");
 }
 
 #[test]
@@ -572,8 +580,8 @@ fn forgery_by_writing_the_journal_and_the_notes_ref_as_files_fails() {
         "the journal believes it"
     );
     refused(&forge_and_check(sb, &w.wt, "clone-files", &w.c), "unsigned");
-    let gate = hallmark::hallmark::verify(&sb.journal(), &w.wt).unwrap_err();
-    assert_eq!(gate.check(), "unsigned", "{gate}");
+    let why = w.push_gate(&w.c).expect("denied");
+    assert!(why.contains("is unsigned"), "{why}");
 }
 
 #[test]
@@ -743,11 +751,10 @@ fn ssh_keygen_verifies_a_hallmark_through_the_documented_recipe() {
         "{good:?}"
     );
     // The statement the recipe rebuilt is the one hall signs.
-    let note: Note = serde_json::from_value(w.real.clone()).unwrap();
     let rebuilt =
         std::fs::read_to_string(sb.root.join(format!("by-hand-{}/statement.txt", &w.a[..7])))
             .unwrap();
-    assert_eq!(rebuilt, note.statement().unwrap());
+    assert_eq!(rebuilt, statement(&w.real));
     // The same note with its findings changed, on another commit: refused.
     let bad = by_hand(&w.c);
     assert_ne!(bad.code, 0, "{bad:?}");

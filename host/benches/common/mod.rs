@@ -46,7 +46,7 @@ pub fn item_events(id: ItemId, per_item: u32) -> Vec<Event> {
             pr: None,
         },
     )];
-    let sha = format!("{:040x}", id.0);
+    let sha = hallmark::item::Sha::new(format!("{:040x}", id.0));
     let tail: Vec<EventKind> = match id.0 % 10 {
         0 => vec![],
         1 => vec![EventKind::Ready {
@@ -92,7 +92,7 @@ pub fn item_events(id: ItemId, per_item: u32) -> Vec<Event> {
                 session: Some("s-1".into()),
             },
             1 => EventKind::Commit {
-                sha: format!("{:040x}", n),
+                sha: format!("{:040x}", n).into(),
                 subject: format!("Step {n}"),
                 fixes: vec![],
             },

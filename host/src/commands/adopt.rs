@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use super::{Ctx, Hall, Reply, next_for, next_text, refused};
+use super::{Ctx, Hall, Reply, next_for, next_text};
 use crate::cli::AdoptArgs;
 use crate::error::{Code, HallError, Result};
 use crate::git;
-use crate::item::{Action, EventKind, ItemId, Source, State, decide};
+use crate::item::{Action, EventKind, ItemId, Source, State};
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct AdoptReply {
@@ -24,51 +24,10 @@ pub struct AdoptReply {
     pub next: Vec<String>,
 }
 
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GhPr {
-    title: String,
-    head_ref_name: String,
-    #[serde(default)]
-    url: String,
-    #[serde(default)]
-    state: String,
-}
-
-fn gh_pr(hall: &Hall, pr: &str) -> Result<GhPr> {
-    let out = std::process::Command::new("gh")
-        .args([
-            "pr",
-            "view",
-            pr,
-            "--json",
-            "number,title,headRefName,baseRefName,url,state",
-        ])
-        .current_dir(&hall.repo.main_root)
-        .output()
-        .map_err(|_| {
-            HallError::new(
-                Code::GhUnavailable,
-                "this needs the GitHub CLI, and gh is not installed",
-            )
-            .hint("install gh, then `gh auth login`")
-        })?;
-    if !out.status.success() {
-        return Err(HallError::new(
-            Code::GhUnavailable,
-            format!(
-                "gh could not read PR {pr}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )
-        .hint("gh auth status"));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| {
-        HallError::new(
-            Code::GhUnavailable,
-            format!("gh printed unexpected JSON: {e}"),
-        )
-    })
+/// An open PR, read with gh, in this command's terms.
+fn gh_pr(hall: &Hall, pr: &str) -> Result<crate::gh::PullRequest> {
+    crate::gh::pull_request(&hall.repo.main_root, Some(pr))
+        .map_err(|e| HallError::from(e).context(format!("reading PR {pr}")))
 }
 
 pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
@@ -115,13 +74,12 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
 
     let index = hall.index()?;
     if let Some(id) = index.item_for_place(&worktree, Some(&branch))? {
-        let current = hall.journal.read_item(id)?;
-        let item = crate::item::fold(&current.events);
+        let item = hall.item(id)?;
         match item.state {
             State::Dropped => {}
             State::Closed => {
                 let open = match &item.pr {
-                    Some(url) => gh_pr(&hall, url)?.state == "OPEN",
+                    Some(url) => gh_pr(&hall, url)?.is_open(),
                     None => false,
                 };
                 if !open {
@@ -131,22 +89,15 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
                     )
                     .hint("hall new --title \"…\""));
                 }
-                let tx = hall.journal.transact(id, |item, _| {
-                    let kinds = decide(
-                        item,
-                        &Action::Reopen {
-                            reason: "adopted again while its PR is open".into(),
-                        },
-                    )
-                    .map_err(|r| refused(id, r))?;
-                    Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+                let applied = hall.change(ctx, id).apply(Action::Reopen {
+                    reason: "adopted again while its PR is open".into(),
                 })?;
-                return Ok(reply(id, &tx.after, "reopened"));
+                return Ok(reply(id, &applied.after, "reopened"));
             }
             _ => return Ok(reply(id, &item, "existing")),
         }
     }
-    let (id, item) = hall.journal.create_item(|id| {
+    let (id, item) = hall.journal.create_item(|id| -> Result<_> {
         Ok(vec![ctx.event(
             Some(id),
             EventKind::Created {
@@ -196,13 +147,13 @@ fn checkout_pr(hall: &Hall, head: &str) -> Result<String> {
     }
     let root = &hall.repo.main_root;
     if !git::branch_exists(root, head) {
-        git::run(root, &["fetch", "origin", &format!("{head}:{head}")])?;
+        git::fetch(root, "origin", &format!("{head}:{head}"))?;
     }
     let dir = root.parent().unwrap_or(root).join(format!(
         "{}-{}",
         hall.repo.name(),
         crate::template::slug(head)
     ));
-    git::run(root, &["worktree", "add", &dir.display().to_string(), head])?;
+    git::worktree_add(root, &dir, head)?;
     Ok(dir.display().to_string())
 }

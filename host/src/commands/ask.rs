@@ -69,7 +69,8 @@ pub fn run(ctx: &Ctx, args: &AskArgs) -> Result<Reply> {
             session: args.session.clone(),
         },
     );
-    hall.journal.append_checked(item, |_| Ok(vec![event]))?;
+    hall.journal
+        .append_checked(item, |_| Ok::<_, HallError>(vec![event]))?;
     let next = vec![format!("hall answer {qid} \"…\""), "hall inbox".to_string()];
     let text = format!(
         "{qid} is in Your Office: {}\n{}",

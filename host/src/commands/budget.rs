@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::{Ctx, Reply, next_text};
 use crate::cli::BudgetArgs;
 use crate::config::{Config, parse_tokens};
-use crate::error::{Code, HallError, Result};
+use crate::error::{Code, HallError, IoContext, Result};
 use crate::item::EventKind;
 use crate::office::budget::{self, Status};
 
@@ -22,7 +22,7 @@ pub struct BudgetReply {
 }
 
 const KEYS: &[&str] = &["daily", "per_item", "review_model", "fix_model"];
-const ROOMS: &[&str] = &["review", "fix", "intake", "librarian"];
+const ROLES: &[&str] = &["review", "fix", "intake", "librarian"];
 
 /// Edits one `[budget]` key in `.hallmark.toml`, keeping the file's comments and layout.
 fn set(path: &std::path::Path, assignment: &str) -> Result<String> {
@@ -39,14 +39,14 @@ fn set(path: &std::path::Path, assignment: &str) -> Result<String> {
         doc["budget"] = toml_edit::table();
     }
     let item = match key.split_once('.') {
-        Some((room, field))
-            if ROOMS.contains(&room) && matches!(field, "daily" | "max_usd" | "timeout") =>
+        Some((role, field))
+            if ROLES.contains(&role) && matches!(field, "daily" | "max_usd" | "timeout") =>
         {
             let budget = &mut doc["budget"];
-            if budget.get(room).is_none() {
-                budget[room] = toml_edit::table();
+            if budget.get(role).is_none() {
+                budget[role] = toml_edit::table();
             }
-            &mut budget[room][field]
+            &mut budget[role][field]
         }
         None if KEYS.contains(&key) => &mut doc["budget"][key],
         _ => {
@@ -63,7 +63,7 @@ fn set(path: &std::path::Path, assignment: &str) -> Result<String> {
     let new = doc.to_string();
     // Refuse a value the config would reject, before writing it.
     Config::parse(&new, path)?;
-    crate::journal::file::write_atomic(path, new.as_bytes())?;
+    crate::journal::file::write_atomic(path, new.as_bytes()).at(path)?;
     Ok(format!("{key} = {value}"))
 }
 
@@ -125,7 +125,7 @@ pub fn run(ctx: &Ctx, args: &BudgetArgs) -> Result<Reply> {
         if status.paused { " (paused)" } else { "" },
         fmt(status.per_item)
     );
-    for r in &status.rooms {
+    for r in &status.roles {
         text.push_str(&format!(
             "\n{}: {} of {}{}",
             r.role,
@@ -140,7 +140,7 @@ pub fn run(ctx: &Ctx, args: &BudgetArgs) -> Result<Reply> {
         vec!["hall usage --by day".to_string()]
     };
     if !changed.is_empty() {
-        // The rules in effect are the base branch's committed ones (crate::committed).
+        // The rules in effect are the base branch's committed ones (crate::hall::rules).
         text.push_str(&format!(
             "\nThe new caps take effect once .hallmark.toml is committed on {}.",
             hall.config.base

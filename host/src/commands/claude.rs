@@ -1,6 +1,6 @@
 //! `hall claude [ID] [-- ARGS]`: starts Claude Code in an item's worktree, confined.
 //!
-//! The settings come from [`crate::confine`] and are handed to Claude Code with
+//! The settings come from [`crate::hall::confine`] and are handed to Claude Code with
 //! `--settings`, the one place (besides managed settings) where its sandbox can't be
 //! loosened by a project or local settings file. `HALL_SESSION` in the session's
 //! environment names the settings file, so the hooks can tell a confined session from
@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use super::{Ctx, Reply};
 use crate::cli::ClaudeArgs;
-use crate::confine::{self, Scope};
-use crate::error::{Code, HallError, Result};
+use crate::error::{Code, HallError, IoContext, Result};
+use crate::hall::confine::{self, Scope};
 
 /// The environment variable that marks a confined session (its value is the settings
 /// file), read by the SessionStart hook.
@@ -56,7 +56,7 @@ pub fn confine_by_default() -> bool {
 /// Writes the confined session's settings for `checkout` and gets the repository ready;
 /// returns the settings file.
 pub fn prepare_session(
-    hall: &super::Hall,
+    hall: &crate::hall::Hall,
     checkout: &Path,
     name: &str,
 ) -> Result<(PathBuf, serde_json::Value)> {
@@ -74,23 +74,21 @@ pub fn prepare_session(
     })?;
     let settings = confine::settings(&scope, &[]);
     let dir = hall.journal.root().join("sessions");
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).at(&dir)?;
     let path = dir.join(format!("confine-{name}.json"));
     let text = serde_json::to_string_pretty(&settings).map_err(HallError::internal)?;
-    crate::journal::file::write_atomic(&path, text.as_bytes())?;
+    crate::journal::file::write_atomic(&path, text.as_bytes()).at(&path)?;
     Ok((path, settings))
 }
 
 /// Starts `claude` in `checkout`, confined unless `unconfined`; returns its exit code.
 pub fn launch(
-    hall: &super::Hall,
+    hall: &crate::hall::Hall,
     checkout: &Path,
     name: &str,
     unconfined: bool,
     args: &[String],
 ) -> Result<(Option<PathBuf>, Option<i32>)> {
-    let mut cmd = std::process::Command::new("claude");
-    cmd.current_dir(checkout);
     let mut settings_file = None;
     if !unconfined {
         confine::available().map_err(|why| {
@@ -102,19 +100,23 @@ pub fn launch(
             .hint("hall doctor")
         })?;
         let (path, _) = prepare_session(hall, checkout, name)?;
-        cmd.arg("--settings").arg(&path).env(SESSION_ENV, &path);
         settings_file = Some(path);
     }
-    cmd.args(args);
-    let status = cmd.status().map_err(|e| {
-        HallError::new(
-            Code::CommandFailed,
-            format!("could not start `claude`: {e}"),
-        )
-        .hint("npm install -g @anthropic-ai/claude-code")
-        .hint("hall doctor")
-    })?;
-    Ok((settings_file, status.code()))
+    let env: Vec<(&str, &Path)> = settings_file
+        .as_deref()
+        .map(|p| (SESSION_ENV, p))
+        .into_iter()
+        .collect();
+    let exit =
+        crate::claude::session(checkout, settings_file.as_deref(), &env, args).map_err(|e| {
+            HallError::new(
+                Code::CommandFailed,
+                format!("could not start `claude`: {e}"),
+            )
+            .hint("npm install -g @anthropic-ai/claude-code")
+            .hint("hall doctor")
+        })?;
+    Ok((settings_file, exit))
 }
 
 pub fn run(ctx: &Ctx, args: &ClaudeArgs) -> Result<Reply> {
@@ -122,12 +124,12 @@ pub fn run(ctx: &Ctx, args: &ClaudeArgs) -> Result<Reply> {
     let (checkout, name) = match &args.id {
         Some(_) => {
             let id = hall.resolve(args.id.as_deref())?;
-            let item = crate::item::fold(&hall.journal.read_item(id)?.events);
+            let item = hall.item(id)?;
             (hall.worktree_of(&item), id.to_string())
         }
         None => match hall.resolve(None) {
             Ok(id) => {
-                let item = crate::item::fold(&hall.journal.read_item(id)?.events);
+                let item = hall.item(id)?;
                 (hall.worktree_of(&item), id.to_string())
             }
             Err(_) => (hall.repo.main_root.clone(), "main".to_string()),

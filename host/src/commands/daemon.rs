@@ -43,7 +43,7 @@ fn status_reply(ctx: &Ctx, service: Option<String>) -> DaemonReply {
             .filter(|s| s.heartbeat_unix > 0)
             .map(|s| lease::unix_now().saturating_sub(s.heartbeat_unix)),
         state,
-        repos: daemon::registered()
+        repos: crate::hall::registry::registered()
             .iter()
             .map(|p| p.display().to_string())
             .collect(),

@@ -7,8 +7,6 @@
 //! an unreadable journal) and none of them is the doctor's own error; the reply says
 //! which check failed and its fix.
 
-use std::process::Command;
-
 use serde::Serialize;
 
 use super::{Ctx, Reply, next_text};
@@ -35,18 +33,6 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
-fn version(cmd: &str) -> Option<String> {
-    let out = Command::new(cmd).arg("--version").output().ok()?;
-    out.status.success().then(|| {
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string()
-    })
-}
-
 pub fn run(ctx: &Ctx) -> Result<Reply> {
     let mut checks = Vec::new();
     let mut add =
@@ -66,12 +52,12 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
     add(
         "git",
         true,
-        version("git").ok_or(("git is not on PATH".into(), "install git".into())),
+        crate::git::version().ok_or(("git is not on PATH".into(), "install git".into())),
     );
     add(
         "gh",
         false,
-        version("gh").ok_or((
+        crate::gh::version().ok_or((
             "gh is not on PATH (needed for --issue, --pr and shipping)".into(),
             "install gh from https://cli.github.com, then `gh auth login`".into(),
         )),
@@ -79,7 +65,7 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
     add(
         "claude",
         false,
-        version("claude").ok_or((
+        crate::claude::version().ok_or((
             "claude is not on PATH (needed for reviews and fixes)".into(),
             "npm install -g @anthropic-ai/claude-code".into(),
         )),
@@ -87,7 +73,7 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
     add(
         "plugin",
         false,
-        super::setup::installed().map_err(|e| (e, "hall setup claude".to_string())),
+        crate::hall::plugin::installed().map_err(|e| (e, "hall setup claude".to_string())),
     );
     add("daemon", false, daemon_check());
     match ctx.repo() {
@@ -112,13 +98,9 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
                 add("config", true, check_config(&repo));
                 add("edit", true, check_working_copy(&repo));
                 add("journal", true, check_journal(&journal));
-                let hall = crate::committed::rules(&repo)
+                let hall = crate::hall::rules::rules(&repo)
                     .ok()
-                    .map(|rules| super::Hall {
-                        repo: repo.clone(),
-                        journal: journal.clone(),
-                        config: rules.config,
-                    });
+                    .map(|rules| super::Hall::with(repo.clone(), journal.clone(), rules.config));
                 add("rooms", true, check_rooms(hall.as_ref()));
                 add("index", true, check_index(&journal));
                 add("signers", false, check_signers(&repo));
@@ -160,12 +142,12 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
 
 /// The rules in effect: the base branch's committed `.hallmark.toml`.
 fn check_config(repo: &crate::git::Repo) -> std::result::Result<String, (String, String)> {
-    match crate::committed::rules(repo) {
+    match crate::hall::rules::rules(repo) {
         Ok(r) => Ok(match (&r.tip, r.committed) {
             (Some(tip), true) => format!(
                 "the rules in effect are .hallmark.toml on {} at {}",
                 r.config.base,
-                super::short(&tip.sha)
+                crate::item::sha::short(&tip.sha)
             ),
             (Some(_), false) => format!(
                 "{} has no .hallmark.toml: every key is its default",
@@ -187,18 +169,18 @@ fn check_config(repo: &crate::git::Repo) -> std::result::Result<String, (String,
 /// effect; one that doesn't parse is a mistake waiting to be committed.
 fn check_working_copy(repo: &crate::git::Repo) -> std::result::Result<String, (String, String)> {
     let path = Config::path(&repo.main_root);
-    let Ok(rules) = crate::committed::rules(repo) else {
+    let Ok(rules) = crate::hall::rules::rules(repo) else {
         return Ok("see the config check".into());
     };
-    match crate::committed::working_copy(repo, &rules) {
-        crate::committed::WorkingCopy::Committed => {
+    match crate::hall::rules::working_copy(repo, &rules) {
+        crate::hall::rules::WorkingCopy::Committed => {
             Ok(format!("{} is as committed", path.display()))
         }
-        crate::committed::WorkingCopy::Removed => Ok(format!(
+        crate::hall::rules::WorkingCopy::Removed => Ok(format!(
             "{} is removed in the main checkout; the committed one stays in effect until the removal is committed",
             path.display()
         )),
-        crate::committed::WorkingCopy::Uncommitted => match Config::load(&repo.main_root) {
+        crate::hall::rules::WorkingCopy::Uncommitted => match Config::load(&repo.main_root) {
             Ok(_) => Ok(format!(
                 "{} has changes that are not in effect until committed on {}",
                 path.display(),
@@ -214,8 +196,8 @@ fn check_working_copy(repo: &crate::git::Repo) -> std::result::Result<String, (S
 
 /// Whether the base branch lists who may sign hallmarks, so CI can verify them.
 fn check_signers(repo: &crate::git::Repo) -> std::result::Result<String, (String, String)> {
-    let base = crate::committed::base_name(repo);
-    match crate::hallmark::Trust::from_base(&repo.main_root, &base) {
+    let base = crate::hall::rules::base_name(repo);
+    match crate::hall::hallmark::Trust::from_base(&repo.main_root, &base) {
         Ok(Some(t)) if !t.is_empty() => Ok(format!("hallmarks verify against {}", t.source())),
         _ => Err((
             format!("{base} has no .hallmark/allowed_signers, so CI can't verify hallmarks"),
@@ -233,7 +215,7 @@ fn check_sessions() -> std::result::Result<String, (String, String)> {
             "hall setup claude".into(),
         ));
     }
-    crate::confine::available()
+    crate::hall::confine::available()
         .map(|_| "`hall claude` starts sessions in Claude Code's sandbox".to_string())
         .map_err(|why| (why, "install what is named, then `hall claude`".to_string()))
 }
@@ -275,15 +257,13 @@ fn check_journal(journal: &Journal) -> std::result::Result<String, (String, Stri
         .map_err(|e| (format!("{}: {e}", root.display()), permissions.clone()))?;
     let ids = journal
         .item_ids()
-        .map_err(|e| (e.message, permissions.clone()))?;
+        .map_err(|e| (e.to_string(), permissions.clone()))?;
     let mut events = 0usize;
     let mut torn = 0usize;
     for id in &ids {
         let c = journal.read_item(*id).map_err(|e| {
-            (
-                e.message.clone(),
-                e.next.first().cloned().unwrap_or_default(),
-            )
+            let e = crate::error::HallError::from(e);
+            (e.message, e.next.first().cloned().unwrap_or_default())
         })?;
         events += c.events.len();
         torn += c.torn.len();
@@ -302,7 +282,8 @@ fn check_journal(journal: &Journal) -> std::result::Result<String, (String, Stri
 /// The index opens, catches up and passes SQLite's quick check; a damaged file is
 /// rebuilt from the journal on the way, which the detail mentions.
 fn check_index(journal: &Journal) -> std::result::Result<String, (String, String)> {
-    let failed = |e: crate::error::HallError| {
+    let failed = |e: crate::index::IndexError| {
+        let e = crate::error::HallError::from(e);
         let fix = e
             .next
             .first()

@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use super::{Ctx, ItemReply, Reply, refused, sync_queue};
+use super::{Ctx, ItemReply, Reply};
 use crate::cli::DropArgs;
 use crate::error::Result;
 use crate::git;
-use crate::item::{Action, decide};
+use crate::item::Action;
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct DropReply {
@@ -21,25 +21,17 @@ pub struct DropReply {
 }
 
 pub fn run(ctx: &Ctx, args: &DropArgs) -> Result<Reply> {
-    super::refuse_fixer(ctx, "drop")?;
+    ctx.refuse_fixer("drop")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     if args.reason.trim().is_empty() {
         return Err(crate::error::HallError::usage("--reason must say why")
             .hint(format!("hall drop {id} --reason \"…\"")));
     }
-    let tx = hall.journal.transact(id, |item, _| {
-        let kinds = decide(
-            item,
-            &Action::Drop {
-                reason: args.reason.clone(),
-            },
-        )
-        .map_err(|r| refused(id, r))?;
-        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+    let applied = hall.change(ctx, id).apply(Action::Drop {
+        reason: args.reason.clone(),
     })?;
-    sync_queue(&hall, &tx.after)?;
-    let wt = hall.worktree_of(&tx.after);
+    let wt = hall.worktree_of(&applied.after);
     let (removed, kept) = if args.keep_worktree {
         (false, Some("--keep-worktree".to_string()))
     } else if wt == hall.repo.main_root || !wt.is_dir() {
@@ -48,18 +40,15 @@ pub fn run(ctx: &Ctx, args: &DropArgs) -> Result<Reply> {
             (wt == hall.repo.main_root).then(|| "it is the main checkout".to_string()),
         )
     } else {
-        match git::run(
-            &hall.repo.main_root,
-            &["worktree", "remove", &wt.display().to_string()],
-        ) {
-            Ok(_) => (true, None),
-            Err(e) => (false, Some(e.message)),
+        match git::worktree_remove(&hall.repo.main_root, &wt) {
+            Ok(()) => (true, None),
+            Err(e) => (false, Some(e.to_string())),
         }
     };
-    let base = ItemReply::of(&tx.after, !tx.appended.is_empty());
+    let base = ItemReply::of(&applied.after, applied.changed());
     let text = format!(
         "{id} is dropped; its branch {} and journal stay.{}",
-        tx.after.branch,
+        applied.after.branch,
         match &kept {
             Some(why) => format!(" The worktree was kept: {why}"),
             None if removed => " The worktree was removed.".to_string(),

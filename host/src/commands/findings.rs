@@ -22,7 +22,7 @@ pub struct FindingsReply {
 pub fn run(ctx: &Ctx, args: &FindingsArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
-    let events = hall.journal.read_item(id)?.events;
+    let events = hall.events(id)?;
     let item = fold(&events);
     let (findings, checks) = brief(&events, &item);
     let ids: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
@@ -52,7 +52,7 @@ pub fn run(ctx: &Ctx, args: &FindingsArgs) -> Result<Reply> {
     for c in &checks {
         text.push_str(&format!(
             "\n`{}` exited {}:\n{}\n",
-            c.gate,
+            c.check,
             c.exit_code,
             c.output.trim_end()
         ));

@@ -1,12 +1,13 @@
 //! `hall fixed <ids> [--dispute <id> --reason …]`: the fixer says what its commit fixes
 //! (and which findings it disputes), and the item goes back to the checks at HEAD.
 
-use super::{Ctx, ItemReply, Reply, refused, require_clean, sync_queue};
+use super::{Ctx, ItemReply, Reply};
 use crate::cli::FixedArgs;
 use crate::error::{HallError, Result};
 use crate::git;
+use crate::hall::worktree::require_clean;
 use crate::item::event::Dispute;
-use crate::item::{Action, EventKind, decide, fold};
+use crate::item::{Action, EventKind, fold};
 
 pub fn run(ctx: &Ctx, args: &FixedArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
@@ -18,7 +19,7 @@ pub fn run(ctx: &Ctx, args: &FixedArgs) -> Result<Reply> {
             )),
         );
     }
-    let events = hall.journal.read_item(id)?.events;
+    let events = hall.events(id)?;
     let item = fold(&events);
     let known: Vec<String> = events
         .iter()
@@ -50,22 +51,14 @@ pub fn run(ctx: &Ctx, args: &FixedArgs) -> Result<Reply> {
             reason: args.reason.clone().unwrap_or_default(),
         })
         .collect();
-    let tx = hall.journal.transact(id, |now, _| {
-        let kinds = decide(
-            now,
-            &Action::FixSubmitted {
-                sha: head.clone(),
-                fixed: fixed.clone(),
-                disputed: disputes.clone(),
-            },
-        )
-        .map_err(|r| refused(id, r))?;
-        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+    let applied = hall.change(ctx, id).apply(Action::FixSubmitted {
+        sha: head,
+        fixed,
+        disputed: disputes,
     })?;
-    sync_queue(&hall, &tx.after)?;
     Ok(ItemReply::reply(
-        &tx.after,
-        !tx.appended.is_empty(),
+        &applied.after,
+        applied.changed(),
         "is resubmitted for checks",
     ))
 }

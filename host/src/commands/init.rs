@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{Ctx, Reply, next_text};
 use crate::cli::InitArgs;
 use crate::config::{CaptureMode, Config};
-use crate::error::{Code, HallError, Result};
+use crate::error::{Code, HallError, IoContext, Result};
 use crate::git;
 use crate::journal::{Journal, file::write_atomic};
 
@@ -23,7 +23,8 @@ pub struct InitReply {
     pub journal: String,
     pub config: String,
     pub base: String,
-    pub gates: Vec<String>,
+    /// The repository's checks, as `gates` in `.hallmark.toml` lists them.
+    pub checks: Vec<String>,
     /// Files created or changed by this run (empty on a repeat).
     pub wrote: Vec<String>,
     pub registered: bool,
@@ -41,7 +42,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     if !journal.exists() {
         wrote.push(journal.root().display().to_string());
     }
-    journal.init()?;
+    journal.init().at(journal.root())?;
 
     let config_path = Config::path(&root);
     let config = if config_path.exists() {
@@ -67,8 +68,8 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
             .base
             .clone()
             .unwrap_or_else(|| git::default_base(&root));
-        let gates = detect_gates(ctx, &repo, &journal)?;
-        let mut text = Config::template(&base, &gates);
+        let checks = detect_checks(ctx, &repo, &journal)?;
+        let mut text = Config::template(&base, &checks);
         if let Some(mode) = &args.capture {
             text = text.replace(
                 "# mode = \"gate\"            # gate | ask | off",
@@ -76,28 +77,29 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
             );
         }
         Config::parse(&text, &config_path)?;
-        std::fs::write(&config_path, &text)?;
+        std::fs::write(&config_path, &text).at(&config_path)?;
         wrote.push(config_path.display().to_string());
         Config::load(&root)?
     };
 
     // Which branch is the base is recorded in the journal, where no checkout can change
-    // it: the rules are read from that branch (see crate::committed).
+    // it: the rules are read from that branch (see crate::hall::rules).
     let record_path = journal.root().join("repo.json");
     let base = args
         .base
         .clone()
-        .or_else(|| crate::committed::record(journal.root()).map(|r| r.base))
+        .or_else(|| crate::hall::rules::record(journal.root()).map(|r| r.base))
         .unwrap_or_else(|| config.base.clone());
-    if crate::committed::record(journal.root()).map(|r| r.base) != Some(base.clone()) {
-        crate::committed::write_record(journal.root(), &crate::committed::RepoRecord { base })?;
+    if crate::hall::rules::record(journal.root()).map(|r| r.base) != Some(base.clone()) {
+        crate::hall::rules::write_record(journal.root(), &crate::hall::rules::RepoRecord { base })?;
         wrote.push(record_path.display().to_string());
     }
 
     let review = root.join(".hallmark").join("review.md");
     if !review.exists() {
-        std::fs::create_dir_all(review.parent().unwrap_or(&root))?;
-        std::fs::write(&review, REVIEW_STUB)?;
+        let dir = review.parent().unwrap_or(&root);
+        std::fs::create_dir_all(dir).at(dir)?;
+        std::fs::write(&review, REVIEW_STUB).at(&review)?;
         wrote.push(review.display().to_string());
     }
 
@@ -112,7 +114,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         }
     }
 
-    let registered = register(&root).is_ok();
+    let registered = crate::hall::registry::register(&root).is_ok();
     // The repository files written so far, before the key and the signers file.
     let setup_written = !wrote.is_empty();
     let mut warnings = Vec::new();
@@ -140,7 +142,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     if let Some((_, true)) = &signers {
         next.push(format!(
             "git add {} && git commit -m \"Trust my hallmark key\" (on {})",
-            crate::hallmark::SIGNERS_FILE,
+            crate::hall::hallmark::SIGNERS_FILE,
             config.base
         ));
     }
@@ -151,7 +153,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         journal: journal.root().display().to_string(),
         config: config_path.display().to_string(),
         base: config.base.clone(),
-        gates: config.gates.clone(),
+        checks: config.checks.clone(),
         wrote,
         registered,
         signers: signers.map(|(p, _)| p.display().to_string()),
@@ -176,11 +178,11 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
 fn add_signer(root: &Path) -> Result<(std::path::PathBuf, bool)> {
     use crate::sign::allowed::{AllowedSigners, line};
     let signer = crate::sign::Signer::load(Some(root))?;
-    let path = root.join(crate::hallmark::SIGNERS_FILE);
+    let path = root.join(crate::hall::hallmark::SIGNERS_FILE);
     let old = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(HallError::io(&path, e)),
     };
     let key = signer.public_key();
     if AllowedSigners::parse(&old).lists(signer.principal(), key.key_data()) {
@@ -195,8 +197,9 @@ fn add_signer(root: &Path) -> Result<(std::path::PathBuf, bool)> {
     };
     text.push_str(&line(signer.principal(), key));
     text.push('\n');
-    std::fs::create_dir_all(path.parent().unwrap_or(root))?;
-    write_atomic(&path, text.as_bytes())?;
+    let dir = path.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).at(dir)?;
+    write_atomic(&path, text.as_bytes()).at(&path)?;
     Ok((path, true))
 }
 
@@ -208,16 +211,11 @@ const SIGNERS_HEADER: &str =
 
 /// Asks the gates room which checks this repository has, from its tracked files and
 /// root manifests, and records which room decided.
-fn detect_gates(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Result<Vec<String>> {
+fn detect_checks(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Result<Vec<String>> {
     use crate::rooms::World;
     use crate::rooms::types::{GatesInput, Manifest};
     let root = &repo.main_root;
-    let listing = git::run(root, &["ls-files", "-z"]).unwrap_or_default();
-    let files: Vec<String> = listing
-        .split('\0')
-        .filter(|f| !f.is_empty())
-        .map(str::to_string)
-        .collect();
+    let files = git::tracked_files(root).unwrap_or_default();
     let manifests = GatesInput::MANIFESTS
         .iter()
         .filter(|m| files.iter().any(|f| f == *m))
@@ -229,15 +227,11 @@ fn detect_gates(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Result
             })
         })
         .collect();
-    let rooms = crate::policy::runtime()?;
+    let rooms = crate::hall::policy::runtime()?;
     // No journal config yet: the repo's [rooms] (if any) is read from the base branch
     // through a provisional view of the repository.
-    let hall = super::Hall {
-        repo: repo.clone(),
-        journal: journal.clone(),
-        config: Config::load(root)?,
-    };
-    let room = crate::policy::room(&rooms, Some(&hall), World::Gates)?;
+    let hall = super::Hall::with(repo.clone(), journal.clone(), Config::load(root)?);
+    let room = crate::hall::policy::room(&rooms, Some(&hall), World::Gates)?;
     let report = room
         .detect_gates(&GatesInput { files, manifests })?
         .map_err(|f| {
@@ -247,7 +241,7 @@ fn detect_gates(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Result
             )
             .hint("hall rooms list")
         })?;
-    journal.append_repo(&[crate::policy::used(ctx, None, room.info())])?;
+    journal.append_repo(&[crate::hall::policy::used(ctx, None, room.info())])?;
     Ok(report.gates.into_iter().map(|g| g.command).collect())
 }
 
@@ -264,7 +258,7 @@ pub fn write_section(path: &Path) -> Result<bool> {
     let old = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(HallError::io(path, e)),
     };
     let section = format!("{MARK_START}\n{SECTION}{MARK_END}\n");
     let new = match (old.find(MARK_START), old.find(MARK_END)) {
@@ -283,36 +277,8 @@ pub fn write_section(path: &Path) -> Result<bool> {
     if new == old {
         return Ok(false);
     }
-    write_atomic(path, new.as_bytes())?;
+    write_atomic(path, new.as_bytes()).at(path)?;
     Ok(true)
-}
-
-/// Adds the repo to the user's registry, which the daemon reads.
-fn register(root: &Path) -> Result<()> {
-    let dir =
-        crate::platform::data_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
-    std::fs::create_dir_all(&dir)?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("repos.lock"))?;
-    fs4::FileExt::lock(&lock)?;
-    let path = dir.join("repos.json");
-    let mut repos: Vec<String> = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    let me = root.display().to_string();
-    if !repos.contains(&me) {
-        repos.push(me);
-        repos.sort();
-        write_atomic(
-            &path,
-            &serde_json::to_vec_pretty(&repos).map_err(HallError::internal)?,
-        )?;
-    }
-    Ok(())
 }
 
 const SECTION: &str = "## Hallmark

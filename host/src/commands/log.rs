@@ -157,7 +157,7 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Ready { sha, round, note } => {
             format!(
                 "froze {} for round {round}{}",
-                super::short(sha),
+                sha.short(),
                 note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
             )
         }
@@ -178,18 +178,18 @@ pub fn describe(kind: &EventKind) -> String {
             None => format!("one more round: {reason}"),
         },
         EventKind::CheckRun {
-            gate,
+            check,
             exit_code,
             duration_ms,
             cached,
             ..
         } => {
             format!(
-                "`{gate}` exit {exit_code} in {duration_ms} ms{}",
+                "`{check}` exit {exit_code} in {duration_ms} ms{}",
                 if *cached { " (cached)" } else { "" }
             )
         }
-        EventKind::ChecksPassed { sha } => format!("all gates green at {}", super::short(sha)),
+        EventKind::ChecksPassed { sha } => format!("all checks green at {}", sha.short()),
         EventKind::ChecksFailed { failed, .. } => format!("failed: {}", failed.join(", ")),
         EventKind::Verdict {
             approved,
@@ -215,8 +215,8 @@ pub fn describe(kind: &EventKind) -> String {
         }
         EventKind::Rebased { from, sha, .. } => format!(
             "rebased {} to {}; the patch is unchanged, so the approval carries",
-            super::short(from),
-            super::short(sha)
+            from.short(),
+            sha.short()
         ),
         EventKind::RunFailed { role, reason, run } => format!(
             "{role} run failed: {reason}{}",
@@ -232,10 +232,10 @@ pub fn describe(kind: &EventKind) -> String {
         }
         EventKind::Escalated { reason } => reason.clone(),
         EventKind::Hallmarked { sha, round, .. } => {
-            format!("hallmark on {} (round {round})", super::short(sha))
+            format!("hallmark on {} (round {round})", sha.short())
         }
         EventKind::FixSubmitted { sha, fixed, .. } => {
-            format!("{} fixes {}", super::short(sha), fixed.join(", "))
+            format!("{} fixes {}", sha.short(), fixed.join(", "))
         }
         EventKind::Shipped { pr, .. } => pr.clone().unwrap_or_else(|| "shipped".into()),
         EventKind::Reopened { reason } => reason.clone(),
@@ -255,7 +255,7 @@ pub fn describe(kind: &EventKind) -> String {
         }
         EventKind::Prompt { text, .. } => clip(text),
         EventKind::Turn { summary, .. } => clip(summary),
-        EventKind::Commit { sha, subject, .. } => format!("{} {subject}", super::short(sha)),
+        EventKind::Commit { sha, subject, .. } => format!("{} {subject}", sha.short()),
         EventKind::Usage(u) => format!(
             "{} {}: {} in / {} out, ${:.4}",
             u.role, u.model, u.input, u.output, u.cost_usd

@@ -34,18 +34,12 @@ pub mod setup;
 mod status;
 mod usage;
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 use crate::cli::Cmd;
-use crate::config::Config;
-use crate::error::{Code, HallError, Result};
-use crate::git::{self, Repo};
-use crate::index::Index;
-use crate::item::event::EVENT_VERSION;
-use crate::item::{Event, EventKind, Item, ItemId, Refusal, State};
-use crate::journal::Journal;
+use crate::error::{HallError, Result};
+pub use crate::hall::{Ctx, Hall};
+use crate::item::{Item, ItemId, Sha, State};
 
 /// What a command returns: the JSON reply (which always has `next`) and its text form.
 pub struct Reply {
@@ -77,132 +71,6 @@ impl Reply {
         self.warnings.extend(warnings);
         self
     }
-}
-
-/// Where and when a command runs, and on whose behalf.
-pub struct Ctx {
-    pub cwd: PathBuf,
-    pub stamp: String,
-    pub now: std::time::SystemTime,
-    /// `HALL_ACTOR`, else `agent` inside Claude Code, else `you`.
-    pub actor: String,
-}
-
-impl Ctx {
-    pub fn from_env() -> Result<Ctx> {
-        let cwd = std::env::current_dir()?;
-        let now = crate::clock::now();
-        let actor = match std::env::var("HALL_ACTOR") {
-            Ok(a) if !a.trim().is_empty() => a.trim().to_string(),
-            _ if std::env::var_os("CLAUDECODE").is_some() => "agent".to_string(),
-            _ => "you".to_string(),
-        };
-        Ok(Ctx {
-            cwd,
-            stamp: crate::clock::stamp(now),
-            now,
-            actor,
-        })
-    }
-
-    pub fn repo(&self) -> Result<Repo> {
-        Repo::discover(&self.cwd)
-    }
-
-    /// The repository with its journal and config; `NOT_INITIALIZED` before `hall init`.
-    pub fn hall(&self) -> Result<Hall> {
-        let repo = self.repo()?;
-        let journal = Journal::new(repo.hall_dir());
-        if !journal.exists() {
-            return Err(HallError::new(
-                Code::NotInitialized,
-                format!("{} has no Hallmark journal yet", repo.main_root.display()),
-            )
-            .hint("hall init"));
-        }
-        // The rules in effect are the base branch's committed ones, never a working copy.
-        let config = crate::committed::rules(&repo)?.config;
-        Ok(Hall {
-            repo,
-            journal,
-            config,
-        })
-    }
-
-    pub fn event(&self, item: Option<ItemId>, kind: EventKind) -> Event {
-        Event {
-            v: EVENT_VERSION,
-            t: self.stamp.clone(),
-            actor: self.actor.clone(),
-            kind,
-            item,
-        }
-    }
-}
-
-/// An initialized repository.
-pub struct Hall {
-    pub repo: Repo,
-    pub journal: Journal,
-    pub config: Config,
-}
-
-impl Hall {
-    pub fn index(&self) -> Result<Index> {
-        Index::open(&self.journal)
-    }
-
-    /// The item named by `id`, or the one whose worktree (or branch) we are in.
-    pub fn resolve(&self, id: Option<&str>) -> Result<ItemId> {
-        if let Some(raw) = id {
-            let id: ItemId = raw.parse().map_err(|e: crate::item::id::BadId| {
-                HallError::new(Code::Usage, e.to_string()).hint("hall status --all")
-            })?;
-            if !self.journal.item_exists(id) {
-                return Err(crate::journal::item_not_found(id));
-            }
-            return Ok(id);
-        }
-        let index = self.index()?;
-        let top = self.repo.toplevel.to_string_lossy().to_string();
-        let branch = if self.repo.is_linked_worktree() {
-            git::current_branch(&self.repo.toplevel)
-        } else {
-            None
-        };
-        index
-            .item_for_place(&top, branch.as_deref())?
-            .ok_or_else(|| {
-                HallError::new(
-                    Code::NoItem,
-                    "no item was named and this directory is not an item's worktree",
-                )
-                .hint("hall status")
-                .hint("hall new --title \"…\"")
-                .hint("hall adopt")
-            })
-    }
-
-    /// The worktree an item works in (its recorded one, else the main checkout).
-    pub fn worktree_of(&self, item: &Item) -> PathBuf {
-        item.worktree
-            .as_ref()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| self.repo.main_root.clone())
-    }
-}
-
-/// The fixer works on findings; deciding what happens to the item is not its call.
-pub fn refuse_fixer(ctx: &Ctx, verb: &str) -> Result<()> {
-    if ctx.actor == "fixer" {
-        return Err(HallError::new(
-            Code::GateDenied,
-            format!("the fixer may not run `hall {verb}`; it fixes, commits and says so with `hall fixed`"),
-        )
-        .hint("hall findings")
-        .hint("hall fixed <ids>"));
-    }
-    Ok(())
 }
 
 /// The commands that make sense for an item in its state.
@@ -241,106 +109,6 @@ pub fn next_for(item: &Item) -> Vec<String> {
         }
     }
     next
-}
-
-/// Turns a refusal of the state machine into the agent contract's error.
-pub fn refused(id: ItemId, r: Refusal) -> HallError {
-    match r {
-        Refusal::WrongState { state, action } => {
-            HallError::new(Code::WrongState, format!("{id} is {state}; `{action}` is not allowed there"))
-                .hint(format!("hall status {id}"))
-        }
-        Refusal::InReview { state, round, sha } => HallError::new(
-            Code::ItemInReview,
-            format!("{id} is in {state}, round {round}, at {}.", short(&sha)),
-        )
-        .hint(format!("hall pull-back {id}"))
-        .hint(format!("hall log {id} --kind verdict")),
-        Refusal::RebasePending { base } => HallError::new(
-            Code::WrongState,
-            format!("{id} has a standing request to rebase onto {base}, and its branch isn't on {base} yet"),
-        )
-        .hint(format!("git rebase {base}"))
-        .hint(format!("hall ready {id}")),
-        Refusal::NothingToRetry { state } => {
-            HallError::new(Code::WrongState, format!("{id} is {state} with no hold; there is nothing to retry"))
-                .hint(format!("hall status {id}"))
-        }
-    }
-}
-
-pub fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(7)]
-}
-
-/// Refuses when the worktree has uncommitted changes.
-pub fn require_clean(hall: &Hall, item: &Item) -> Result<PathBuf> {
-    let wt = hall.worktree_of(item);
-    if !wt.is_dir() {
-        return Err(HallError::new(
-            Code::WrongState,
-            format!("the worktree {} is gone", wt.display()),
-        )
-        .hint(format!(
-            "hall drop {} --reason \"…\"",
-            item.id.map(|i| i.to_string()).unwrap_or_default()
-        )));
-    }
-    let dirty = git::dirty_paths(&wt)?;
-    if !dirty.is_empty() {
-        let shown: Vec<_> = dirty.iter().take(5).cloned().collect();
-        let more = if dirty.len() > 5 {
-            format!(" and {} more", dirty.len() - 5)
-        } else {
-            String::new()
-        };
-        return Err(HallError::new(
-            Code::DirtyWorktree,
-            format!(
-                "{} has uncommitted changes: {}{more}",
-                wt.display(),
-                shown.join(", ")
-            ),
-        )
-        .hint(format!(
-            "git -C {} add -A && git -C {} commit",
-            wt.display(),
-            wt.display()
-        ))
-        .hint(format!("git -C {} stash", wt.display())));
-    }
-    Ok(wt)
-}
-
-/// Whether the branch in `wt` contains `base` and has no half-done operation: what
-/// satisfies a standing rebase request.
-pub fn on_base(wt: &std::path::Path, base: Option<&str>) -> bool {
-    let Some(base) = base else { return true };
-    let git_dir = git::run(wt, &["rev-parse", "--absolute-git-dir"])
-        .map(PathBuf::from)
-        .ok();
-    if git_dir.is_some_and(|d| git::operation_in_progress(&d)) {
-        return false;
-    }
-    git::is_ancestor(wt, base, "HEAD")
-}
-
-/// Writes (or removes) the queue ticket the assayer picks up.
-pub fn sync_queue(hall: &Hall, item: &Item) -> Result<()> {
-    let Some(id) = item.id else { return Ok(()) };
-    let path = hall.journal.queue_file(id);
-    if item.state == State::Checks {
-        let ticket = serde_json::json!({ "item": id, "sha": item.sha, "round": item.round, "since": item.since });
-        let bytes = serde_json::to_vec_pretty(&ticket).map_err(HallError::internal)?;
-        crate::journal::file::write_atomic(&path, &bytes)?;
-    } else {
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
 }
 
 /// Warnings for torn lines a read or write skipped.
@@ -414,9 +182,10 @@ pub struct ItemReply {
     pub item: ItemId,
     pub title: String,
     pub state: State,
-    pub room: String,
+    /// Where in the building the state is (`Workshop`, `Assay Office`…).
+    pub station: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha: Option<String>,
+    pub sha: Option<Sha>,
     pub round: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hold: Option<crate::item::state::Hold>,
@@ -431,7 +200,7 @@ impl ItemReply {
             item: item.id.unwrap_or(ItemId(0)),
             title: item.title.clone(),
             state: item.state,
-            room: item.state.room().to_string(),
+            station: item.state.station().to_string(),
             sha: item.sha.clone(),
             round: item.round,
             hold: item.hold.clone(),
@@ -440,6 +209,8 @@ impl ItemReply {
         }
     }
 
+    /// The reply after a change: `changed` is false for a repeat that found the item
+    /// already where it was asked to be.
     pub fn reply(item: &Item, changed: bool, what: &str) -> Reply {
         let r = ItemReply::of(item, changed);
         let id = r.item;
@@ -451,7 +222,7 @@ impl ItemReply {
         let text = format!(
             "{id} {head}: {} ({})\n{}",
             item.state,
-            item.state.room(),
+            item.state.station(),
             next_text(&r.next)
         );
         Reply::new(&r, text)

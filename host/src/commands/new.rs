@@ -1,7 +1,5 @@
 //! `hall new`: the Front Desk. An item, its branch from the template, and its worktree.
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 use super::{Ctx, Hall, Reply, next_text};
@@ -22,16 +20,6 @@ pub struct NewReply {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub issue: Option<u64>,
     pub next: Vec<String>,
-}
-
-/// What `gh issue view --json number,title,body,url` prints.
-#[derive(serde::Deserialize)]
-struct GhIssue {
-    title: String,
-    #[serde(default)]
-    body: String,
-    #[serde(default)]
-    url: String,
 }
 
 pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
@@ -59,7 +47,7 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
         }
     };
     let base = hall.config.base.clone();
-    let made = hall.journal.create_item(|id| {
+    let made = hall.journal.create_item(|id| -> Result<_> {
         let branch = match &args.branch {
             Some(b) => b.clone(),
             None => template::render(
@@ -80,7 +68,7 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
             .hint(format!("git switch {branch} && hall adopt"))
             .hint("hall new --branch <another name> …"));
         }
-        let worktree = make_worktree(&hall, id, &branch, &title, &base)?;
+        let worktree = crate::hall::worktree::make(&hall, id, &branch, &title, &base)?;
         Ok(vec![ctx.event(
             Some(id),
             EventKind::Created {
@@ -149,78 +137,11 @@ fn first_line(r: &str) -> String {
     t
 }
 
-/// Runs the worktree template and finds where it put the worktree.
-pub fn make_worktree(
-    hall: &Hall,
-    id: ItemId,
-    branch: &str,
-    title: &str,
-    base: &str,
-) -> Result<PathBuf> {
-    let cmd = template::render(
-        &hall.config.worktree,
-        &[
-            ("repo", &hall.repo.name()),
-            ("id", &id.to_string()),
-            ("branch", branch),
-            ("slug", &template::slug(title)),
-            ("title", title),
-            ("base", base),
-        ],
-        true,
-    );
-    template::run(&cmd, &hall.repo.main_root)
-        .map_err(|e| e.hint("hall doctor").hint("edit .hallmark.toml: worktree"))?;
-    let found = git::worktrees(&hall.repo.main_root)?
-        .into_iter()
-        .find(|w| w.branch.as_deref() == Some(branch));
-    match found {
-        Some(w) => Ok(w.path),
-        None => Err(HallError::new(
-            Code::CommandFailed,
-            format!("`{cmd}` ran but no worktree has branch {branch}"),
-        )
-        .hint("edit .hallmark.toml: worktree")),
-    }
-}
-
-fn fetch_issue(hall: &Hall, n: u64) -> Result<GhIssue> {
-    let out = std::process::Command::new("gh")
-        .args([
-            "issue",
-            "view",
-            &n.to_string(),
-            "--json",
-            "number,title,body,url",
-        ])
-        .current_dir(&hall.repo.main_root)
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(_) => {
-            return Err(HallError::new(
-                Code::GhUnavailable,
-                "`--issue` needs the GitHub CLI, and gh is not installed",
-            )
-            .hint("install gh from https://cli.github.com, then `gh auth login`")
-            .hint("hall new --title \"…\""));
-        }
-    };
-    if !out.status.success() {
-        return Err(HallError::new(
-            Code::GhUnavailable,
-            format!(
-                "gh could not read issue #{n}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )
-        .hint("gh auth status")
-        .hint("hall new --title \"…\""));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| {
-        HallError::new(
-            Code::GhUnavailable,
-            format!("gh printed unexpected JSON: {e}"),
-        )
+/// Issue `n`, read with gh, in this command's terms.
+fn fetch_issue(hall: &Hall, n: u64) -> Result<crate::gh::Issue> {
+    crate::gh::issue(&hall.repo.main_root, n).map_err(|e| {
+        HallError::from(e)
+            .context(format!("`--issue {n}` can't be read"))
+            .hint("hall new --title \"…\"")
     })
 }

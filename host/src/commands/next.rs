@@ -18,7 +18,7 @@ pub struct NextReply {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<State>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha: Option<String>,
+    pub sha: Option<crate::item::Sha>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<lease::Lease>,
     pub next: Vec<String>,
@@ -42,13 +42,13 @@ pub fn run(ctx: &Ctx, args: &NextArgs) -> Result<Reply> {
         let Some(item) = index.item(row.id)? else {
             continue;
         };
-        let Some((r, phase)) = office::work_for(&item) else {
+        let Some(phase) = office::work_for(&item) else {
             continue;
         };
-        if r != role {
+        if phase.role() != role {
             continue;
         }
-        match office::claim(&hall, row.id, (role, phase), &holder, 0)? {
+        match office::claim(&hall, row.id, phase, &holder, 0)? {
             lease::Claim::Taken(l) => {
                 let id = row.id;
                 let reply = NextReply {

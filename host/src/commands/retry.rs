@@ -1,14 +1,14 @@
 //! `hall retry`: one more round for an escalated item, or the release of a hold. A budget
 //! hold also grants the item more tokens.
 
-use super::{Ctx, ItemReply, Reply, refused};
+use super::{Ctx, ItemReply, Reply};
 use crate::cli::RetryArgs;
 use crate::config::parse_tokens;
 use crate::error::{HallError, Result};
-use crate::item::{Action, HoldKind, decide};
+use crate::item::{Action, HoldKind};
 
 pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<Reply> {
-    super::refuse_fixer(ctx, "retry")?;
+    ctx.refuse_fixer("retry")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     let explicit = match &args.tokens {
@@ -20,7 +20,8 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<Reply> {
         None => None,
     };
     let per_item = parse_tokens(&hall.config.budget.per_item).ok().flatten();
-    let tx = hall.journal.transact(id, |item, _| {
+    let applied = hall.change(ctx, id).apply_with(|item| {
+        // A budget hold grants another `per_item` unless --tokens says how much.
         let budget_hold = item
             .hold
             .as_ref()
@@ -30,15 +31,10 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<Reply> {
         } else {
             explicit
         };
-        let kinds = decide(
-            item,
-            &Action::Retry {
-                reason: args.reason.clone(),
-                tokens,
-            },
-        )
-        .map_err(|r| refused(id, r))?;
-        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+        Some(Action::Retry {
+            reason: args.reason.clone(),
+            tokens,
+        })
     })?;
-    Ok(ItemReply::reply(&tx.after, true, "may go on"))
+    Ok(ItemReply::reply(&applied.after, true, "may go on"))
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Ctx, Hall, Reply, next_text};
 use crate::cli::RoomsCmd;
 use crate::error::{Code, HallError, Result};
-use crate::policy;
+use crate::hall::policy;
 use crate::rooms::{RoomInfo, RoomSource, World};
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -154,7 +154,9 @@ fn check(file: &PathBuf) -> Result<Reply> {
 fn read_input(input: &str) -> Result<serde_json::Value> {
     let text = if input == "@-" || input == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s)?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| HallError::usage(format!("the input can't be read from stdin: {e}")))?;
         s
     } else if let Some(path) = input.strip_prefix('@') {
         std::fs::read_to_string(path)

@@ -9,8 +9,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::{Ctx, Reply};
-use crate::error::{Code, HallError, Result};
-use crate::rooms::World;
+use crate::error::{Code, HallError, IoContext, Result};
 use crate::rooms::types::CondenseInput;
 
 /// The most lines `--show --grep` prints.
@@ -80,28 +79,29 @@ pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
         .collect::<Vec<_>>()
         .join(" ");
     // stdout and stderr share one pipe, so the log keeps their real order.
-    let (mut reader, writer) = std::io::pipe()?;
-    let mut cmd = Command::new(program);
-    cmd.args(rest)
-        .current_dir(&ctx.cwd)
-        .stdin(std::process::Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer);
-    let mut child = cmd.spawn().map_err(|e| {
+    let failed = |e: std::io::Error| {
         HallError::new(
             Code::CommandFailed,
             format!("could not run `{program}`: {e}"),
         )
         .hint("hall doctor")
-    })?;
+    };
+    let (mut reader, writer) = std::io::pipe().map_err(failed)?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
+        .current_dir(&ctx.cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(writer.try_clone().map_err(failed)?)
+        .stderr(writer);
+    let mut child = cmd.spawn().map_err(failed)?;
     drop(cmd);
     let mut output = Vec::new();
-    reader.read_to_end(&mut output)?;
-    let status = child.wait()?;
-    let exit_code = exit_code(&status);
+    reader.read_to_end(&mut output).map_err(failed)?;
+    let status = child.wait().map_err(failed)?;
+    let exit_code = crate::platform::exit_code(&status);
 
     let dir = writable_logs_dir(ctx)?;
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).at(&dir)?;
     let stamp = ctx.stamp.replace([':', '-'], "");
     let name = format!(
         "{stamp}-{}-{}.log",
@@ -109,7 +109,7 @@ pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
         crate::template::slug(&line)
     );
     let path = dir.join(&name);
-    crate::journal::file::write_atomic(&path, &output)?;
+    crate::journal::file::write_atomic(&path, &output).at(&path)?;
     let text_in = String::from_utf8_lossy(&output).into_owned();
 
     let input = CondenseInput {
@@ -119,14 +119,15 @@ pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
         log: name.clone(),
     };
     let hall = ctx.hall().ok();
-    let (text, filter, bytes_out, warnings) = condense(hall.as_ref(), &input);
+    let view = crate::hall::condense::condense(hall.as_ref(), &input);
+    let (text, warnings) = (view.text, view.warnings);
     let reply = RunReply {
         command: line,
         exit_code,
         log: name.clone(),
-        filter,
+        filter: view.filter,
         bytes_in: output.len() as u64,
-        bytes_out,
+        bytes_out: view.bytes_out,
         text: text.clone(),
         next: vec![
             format!("hall run --show {name} --grep <text>"),
@@ -137,63 +138,6 @@ pub fn run(ctx: &Ctx, args: &crate::cli::RunArgs) -> Result<Reply> {
     r.exit = u8::try_from(exit_code).unwrap_or(1);
     r.text_first = true;
     Ok(r)
-}
-
-/// Condenses `input` with the repository's condense room. A room that fails or refuses
-/// hides nothing: the whole output comes back, with a warning saying why.
-pub fn condense(
-    hall: Option<&super::Hall>,
-    input: &CondenseInput,
-) -> (String, String, u64, Vec<String>) {
-    let condensed = crate::policy::runtime()
-        .and_then(|rooms| crate::policy::room(&rooms, hall, World::Condense))
-        .and_then(|room| Ok(room.condense(input)?));
-    let whole_view = || {
-        (
-            whole(&input.output, input.exit_code, &input.log),
-            "none".to_string(),
-            input.output.len() as u64,
-        )
-    };
-    match condensed {
-        Ok(Ok(c)) => (c.text, c.filter, c.stats.bytes_out, Vec::new()),
-        Ok(Err(f)) => {
-            let (t, f2, n) = whole_view();
-            let w = format!(
-                "the condense room refused this output ({}); showing all of it",
-                f.message
-            );
-            (t, f2, n, vec![w])
-        }
-        Err(e) => {
-            let (t, f2, n) = whole_view();
-            let w = format!(
-                "{} ({}); showing the whole output",
-                e.message,
-                e.code.as_str()
-            );
-            (t, f2, n, vec![w])
-        }
-    }
-}
-
-/// The output as it is, with the exit code and where it is kept, when no room condensed it.
-fn whole(output: &str, exit_code: i32, log: &str) -> String {
-    format!("{output}\n[exit {exit_code}; full log: {log}]")
-}
-
-#[cfg(unix)]
-fn exit_code(status: &std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1)
-}
-
-#[cfg(not(unix))]
-fn exit_code(status: &std::process::ExitStatus) -> i32 {
-    status.code().unwrap_or(1)
 }
 
 fn show(ctx: &Ctx, log: &str, lines: Option<&str>, grep: Option<&str>) -> Result<Reply> {

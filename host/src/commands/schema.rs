@@ -5,7 +5,7 @@ use schemars::{JsonSchema, schema_for};
 
 use super::Reply;
 use crate::cli::SchemaArgs;
-use crate::error::{ErrorReply, HallError, Result};
+use crate::error::{Code, ErrorReply, HallError, Result};
 
 fn of<T: JsonSchema>() -> serde_json::Value {
     serde_json::to_value(schema_for!(T)).unwrap_or_default()

@@ -1,92 +1,17 @@
 //! `hall setup claude`: installs the Claude Code plugin for this user.
 //!
-//! The plugin ships inside the binary. Setup writes it as a local marketplace under the
-//! user data directory, with this binary's absolute path in the hooks (so hooks work
-//! whatever the session's PATH), then asks the `claude` CLI to add the marketplace and
-//! install the plugin at user scope. Both steps are idempotent. Setup also makes the
-//! user's hallmark signing key when there is none (see `crate::sign`).
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
+//! The plugin ships inside the binary (`hall::plugin`). Setup writes it as a local
+//! marketplace under the user data directory, with this binary's absolute path in the
+//! hooks (so hooks work whatever the session's PATH), then asks the `claude` CLI to add
+//! the marketplace and install the plugin at user scope. Both steps are idempotent.
+//! Setup also makes the user's hallmark signing key when there is none (see
+//! `crate::sign`).
 
 use serde::Serialize;
 
 use super::{Reply, next_text};
-use crate::error::{Code, HallError, Result};
-
-pub const MARKETPLACE: &str = "hallmark-local";
-pub const PLUGIN_ID: &str = "hallmark@hallmark-local";
-
-/// The plugin's files, relative to its root.
-const FILES: &[(&str, &str)] = &[
-    (
-        ".claude-plugin/plugin.json",
-        include_str!("../../../plugin/.claude-plugin/plugin.json"),
-    ),
-    (
-        "hooks/hooks.json",
-        include_str!("../../../plugin/hooks/hooks.json"),
-    ),
-    (
-        "skills/hallmark/SKILL.md",
-        include_str!("../../../plugin/skills/hallmark/SKILL.md"),
-    ),
-    (
-        "skills/principal-review/SKILL.md",
-        include_str!("../../../plugin/skills/principal-review/SKILL.md"),
-    ),
-    (
-        "agents/principal-engineer.md",
-        include_str!("../../../plugin/agents/principal-engineer.md"),
-    ),
-    (
-        "agents/fixer.md",
-        include_str!("../../../plugin/agents/fixer.md"),
-    ),
-    (
-        "schemas/verdict.json",
-        include_str!("../../../plugin/schemas/verdict.json"),
-    ),
-    ("README.md", include_str!("../../../plugin/README.md")),
-];
-
-/// The text of one of the plugin's files, as this binary ships it.
-pub fn plugin_file(rel: &str) -> Option<&'static str> {
-    FILES.iter().find(|(r, _)| *r == rel).map(|(_, t)| *t)
-}
-
-/// The plugin's files with this binary's absolute path in the hooks.
-fn plugin_files(plugin: &Path, hall: &Path) -> Vec<(PathBuf, String)> {
-    FILES
-        .iter()
-        .map(|(rel, text)| {
-            let text = if *rel == "hooks/hooks.json" {
-                text.replace("\"hall hook ", &format!("\"{} hook ", quote_path(hall)))
-            } else {
-                text.to_string()
-            };
-            (plugin.join(rel), text)
-        })
-        .collect()
-}
-
-/// Writes the plugin where headless runs load it from (`--plugin-dir`), rewriting only
-/// files that changed; returns its directory.
-pub fn ensure_plugin() -> Result<PathBuf> {
-    let root = marketplace_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
-    let plugin = root.join("hallmark");
-    let hall = std::env::current_exe()?.canonicalize()?;
-    for (path, text) in plugin_files(&plugin, &hall) {
-        if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
-            continue;
-        }
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        crate::journal::file::write_atomic(&path, text.as_bytes())?;
-    }
-    Ok(plugin)
-}
+use crate::error::{Code, HallError, IoContext, Result};
+use crate::hall::plugin::{MARKETPLACE, PLUGIN_ID, marketplace_dir, plugin_files, this_hall};
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct SetupReply {
@@ -123,7 +48,7 @@ pub struct SessionsSetup {
 fn record_confine(confine: bool) -> Result<()> {
     let dir = crate::platform::config_dir()
         .ok_or_else(|| HallError::internal("no user config directory"))?;
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).at(&dir)?;
     let path = dir.join("config.toml");
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| {
@@ -134,28 +59,13 @@ fn record_confine(confine: bool) -> Result<()> {
         doc["sessions"] = toml_edit::table();
     }
     doc["sessions"]["confine"] = toml_edit::value(confine);
-    crate::journal::file::write_atomic(&path, doc.to_string().as_bytes())?;
-    Ok(())
-}
-
-fn quote_path(p: &Path) -> String {
-    let s = p.display().to_string();
-    if s.contains(' ') {
-        format!("\\\"{s}\\\"")
-    } else {
-        s
-    }
-}
-
-/// The marketplace root under the user data dir.
-pub fn marketplace_dir() -> Option<PathBuf> {
-    crate::platform::data_dir().map(|d| d.join("claude"))
+    crate::journal::file::write_atomic(&path, doc.to_string().as_bytes()).at(&path)
 }
 
 pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
     let root = marketplace_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
     let plugin = root.join("hallmark");
-    let hall = std::env::current_exe()?.canonicalize()?;
+    let hall = this_hall()?;
     let version = env!("CARGO_PKG_VERSION");
     let mut files = plugin_files(&plugin, &hall);
     let market = serde_json::json!({
@@ -188,10 +98,7 @@ pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
     };
     if !dry_run {
         for (path, text) in &files {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            crate::journal::file::write_atomic(path, text.as_bytes())?;
+            crate::hall::plugin::write(path, text)?;
         }
         for args in [
             vec![
@@ -202,31 +109,24 @@ pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
             ],
             vec!["plugin".into(), "install".into(), PLUGIN_ID.into()],
         ] {
-            let out = Command::new("claude").args(&args).output().map_err(|_| {
-                HallError::new(
-                    Code::CommandFailed,
-                    "the claude CLI is not on PATH; the plugin files are written but not installed",
-                )
-                .hint("npm install -g @anthropic-ai/claude-code")
-                .hint("hall setup claude")
-            })?;
-            if !out.status.success() {
-                return Err(HallError::new(
-                    Code::CommandFailed,
-                    format!(
-                        "claude {} failed: {}",
-                        args.join(" "),
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    ),
-                )
-                .hint("hall doctor"));
+            match crate::claude::cli(&args) {
+                Ok(()) => {}
+                Err(crate::claude::ClaudeError::NotInstalled { .. }) => {
+                    return Err(HallError::new(
+                        Code::CommandFailed,
+                        "the claude CLI is not on PATH; the plugin files are written but not installed",
+                    )
+                    .hint("npm install -g @anthropic-ai/claude-code")
+                    .hint("hall setup claude"));
+                }
+                Err(e) => return Err(e.into()),
             }
         }
     }
     if !dry_run {
         record_confine(!no_confine)?;
     }
-    let missing = crate::confine::available().err();
+    let missing = crate::hall::confine::available().err();
     let sessions = SessionsSetup {
         confine: !no_confine,
         available: missing.is_none(),
@@ -271,34 +171,4 @@ pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
         next_text(&reply.next)
     );
     Ok(Reply::new(&reply, text).warn(warnings))
-}
-
-/// Whether Claude Code has the plugin enabled for this user, with hooks that call an
-/// existing `hall`. `Err` says what is wrong.
-pub fn installed() -> std::result::Result<String, String> {
-    let home = dirs::home_dir().ok_or("no home directory")?;
-    let settings = std::fs::read_to_string(home.join(".claude/settings.json"))
-        .map_err(|_| "Claude Code has no user settings yet".to_string())?;
-    let v: serde_json::Value = serde_json::from_str(&settings)
-        .map_err(|e| format!("~/.claude/settings.json is not JSON: {e}"))?;
-    if v["enabledPlugins"][PLUGIN_ID] != true {
-        return Err("the Hallmark plugin is not installed for Claude Code".into());
-    }
-    let dir = v["extraKnownMarketplaces"][MARKETPLACE]["source"]["path"]
-        .as_str()
-        .ok_or("the hallmark-local marketplace is not known to Claude Code")?;
-    let hooks = std::fs::read_to_string(Path::new(dir).join("hallmark/hooks/hooks.json"))
-        .map_err(|_| format!("the plugin's hooks are missing from {dir}"))?;
-    let hall = hooks
-        .split("\"command\": \"")
-        .nth(1)
-        .and_then(|rest| rest.split(" hook ").next())
-        .map(|s| s.trim_matches(|c| c == '\\' || c == '"').to_string())
-        .unwrap_or_default();
-    if !Path::new(&hall).is_file() {
-        return Err(format!(
-            "the plugin's hooks call {hall}, which does not exist"
-        ));
-    }
-    Ok(format!("{PLUGIN_ID} is enabled; its hooks call {hall}"))
 }

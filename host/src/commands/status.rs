@@ -28,7 +28,8 @@ pub struct StatusReply {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct ItemStatusReply {
     pub item: Item,
-    pub room: String,
+    /// Where in the building the state is (`Workshop`, `Assay Office`…).
+    pub station: String,
     pub open_questions: Vec<Question>,
     /// The newest events, oldest first.
     pub recent: Vec<RecentEvent>,
@@ -37,12 +38,14 @@ pub struct ItemStatusReply {
     pub next: Vec<String>,
 }
 
-/// The derived "now" block: the lease, the queue ticket and the latest run.
+/// The derived "now" block: the lease, whether the item waits for the assayer, and the
+/// latest run.
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct Now {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease: Option<crate::office::lease::Lease>,
-    /// A ticket waits in `queue/` for the assayer.
+    /// The item waits for the assayer's checks (in `checks`, not held): derived from
+    /// the state, like everything else here.
     pub queued: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<super::trace::RunInfo>,
@@ -72,7 +75,7 @@ fn now_block(hall: &Hall, id: crate::item::ItemId, item: &Item) -> Now {
     };
     Now {
         lease,
-        queued: hall.journal.queue_file(id).is_file(),
+        queued: crate::office::work_for(item) == Some(crate::office::Phase::Checks),
         run,
         offer,
     }
@@ -142,7 +145,12 @@ fn render_list(items: &[ItemRow], inbox: usize, next: &[String]) -> String {
         if here.is_empty() {
             continue;
         }
-        out.push_str(&format!("{} ({}, {})\n", state, state.room(), here.len()));
+        out.push_str(&format!(
+            "{} ({}, {})\n",
+            state,
+            state.station(),
+            here.len()
+        ));
         for r in here {
             let hold = r
                 .hold
@@ -185,7 +193,7 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
         "{id} \"{}\"\n  state    {} ({})  since {}\n  branch   {} (base {})\n",
         item.title,
         item.state,
-        item.state.room(),
+        item.state.station(),
         item.since,
         item.branch,
         item.base
@@ -196,7 +204,7 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
     if let Some(sha) = &item.sha {
         text.push_str(&format!(
             "  frozen   {} (round {})\n",
-            super::short(sha),
+            sha.short(),
             item.round
         ));
     }
@@ -236,7 +244,7 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
     let warnings = super::torn_warnings(&hall.journal.item_file(id), &contents.torn);
     Ok(Reply::new(
         &ItemStatusReply {
-            room: item.state.room().to_string(),
+            station: item.state.station().to_string(),
             item,
             open_questions,
             recent,

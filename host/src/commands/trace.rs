@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Ctx, Reply, next_text};
 use crate::cli::TraceArgs;
-use crate::error::{HallError, Result};
+use crate::error::{HallError, IoContext, Result};
 use crate::item::ItemId;
 
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
@@ -217,15 +217,15 @@ pub fn run(ctx: &Ctx, args: &TraceArgs) -> Result<Reply> {
 
 /// Prints steps as they are written, until the end line or the run's process is gone.
 fn follow(path: &Path) -> Result<()> {
-    let mut f = std::fs::File::open(path)?;
+    let mut f = std::fs::File::open(path).at(path)?;
     let mut pos = 0u64;
     let mut partial = String::new();
     loop {
-        f.seek(SeekFrom::Start(pos))?;
+        f.seek(SeekFrom::Start(pos)).at(path)?;
         let mut reader = std::io::BufReader::new(&f);
         let mut line = String::new();
         let mut ended = false;
-        while reader.read_line(&mut line)? > 0 {
+        while reader.read_line(&mut line).at(path)? > 0 {
             pos += line.len() as u64;
             if !line.ends_with('\n') {
                 partial.push_str(&line);

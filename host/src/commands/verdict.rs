@@ -3,10 +3,11 @@
 //! Agents are refused: only a script or a person decides approval. An approval is signed
 //! here with the person's key, the only place besides the loop's own steps that signs.
 
-use super::{Ctx, ItemReply, Reply, refused, sync_queue};
+use super::{Ctx, ItemReply, Reply};
 use crate::cli::VerdictArgs;
 use crate::error::{Code, HallError, Result};
-use crate::item::{Action, decide, fold};
+use crate::hall::hallmark;
+use crate::item::{Action, fold};
 use crate::office::{review, verdict};
 
 pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
@@ -35,7 +36,7 @@ pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
         )
         .hint("hall schema verdict-file")
     })?;
-    let events = hall.journal.read_item(id)?.events;
+    let events = hall.events(id)?;
     let item = fold(&events);
     let sha = item.sha.clone().unwrap_or_default();
     let findings = verdict::findings(&checked, review::findings_so_far(&events) + 1);
@@ -46,40 +47,25 @@ pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
     } else {
         None
     };
-    let tx = hall.journal.transact(id, |now, events| {
-        let action = Action::Verdict {
-            sha: sha.clone(),
-            approved: checked.approved,
-            findings: findings.clone(),
-            model: None,
-            summary: Some(checked.summary.clone()),
-            by: Some("you".into()),
-            max_rejects,
-            seal: None,
-        };
-        let mut out = vec![used.clone()];
-        match &signer {
-            Some(signer) => out.extend(verdict::decide_signed(
-                &hall,
-                ctx,
-                id,
-                (now, events),
-                action,
-                signer,
-            )?),
-            None => {
-                let kinds = decide(now, &action).map_err(|r| refused(id, r))?;
-                out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
-            }
-        }
-        Ok(out)
-    })?;
-    if tx.after.hallmark.is_some() {
-        verdict::ensure_note(&hall, id, &tx.after)?;
+    let mut change = hall.change(ctx, id).recording([used]);
+    if let Some(signer) = &signer {
+        change = change.signed_by(signer);
     }
-    sync_queue(&hall, &tx.after)?;
+    let applied = change.apply(Action::Verdict {
+        sha,
+        approved: checked.approved,
+        findings,
+        model: None,
+        summary: Some(checked.summary.clone()),
+        by: Some("you".into()),
+        max_rejects,
+        seal: None,
+    })?;
+    if applied.after.hallmark.is_some() {
+        hallmark::ensure_note(&hall, id, &applied.after)?;
+    }
     Ok(ItemReply::reply(
-        &tx.after,
+        &applied.after,
         true,
         "has your verdict (a human override)",
     ))

@@ -9,16 +9,14 @@ use serde::Serialize;
 
 use super::{Ctx, Reply, next_text};
 use crate::cli::VerifyArgs;
-use crate::config::Config;
 use crate::error::{Code, HallError, Result};
-use crate::git;
-use crate::hallmark::{self, NotHallmarked, SIGNERS_FILE, Trust};
-use crate::item::ItemId;
+use crate::hall::hallmark::{self, NotHallmarked, SIGNERS_FILE, Trust};
+use crate::item::{ItemId, Sha};
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct VerifyReply {
     /// The commit checked.
-    pub sha: String,
+    pub sha: Sha,
     /// Its tree, which the hallmark names too.
     pub tree: String,
     pub item: ItemId,
@@ -32,58 +30,28 @@ pub struct VerifyReply {
     /// The signing key's fingerprint.
     pub key: String,
     /// For an approval carried across a rebase: the commit that was approved.
-    pub approved_sha: Option<String>,
+    pub approved_sha: Option<Sha>,
     /// Where the allowed signers came from.
     pub trust: String,
     pub next: Vec<String>,
 }
 
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GhPrHead {
-    head_ref_oid: String,
-    #[serde(default)]
-    base_ref_name: String,
-}
-
 /// The PR's head commit and base branch, from gh.
 fn pr_head(dir: &Path, n: u64) -> Result<(String, Option<String>)> {
-    let out = std::process::Command::new("gh")
-        .args([
-            "pr",
-            "view",
-            &n.to_string(),
-            "--json",
-            "headRefOid,baseRefName",
-        ])
-        .current_dir(dir)
-        .output()
-        .map_err(|_| {
-            HallError::new(
-                Code::GhUnavailable,
-                "`--pr` needs the GitHub CLI, and gh is not installed",
-            )
-            .hint("install gh, then `gh auth login`")
+    let pr = crate::gh::pull_request(dir, Some(&n.to_string())).map_err(|e| {
+        HallError::from(e)
+            .context(format!("`--pr {n}` can't be read"))
             .hint("hall verify <sha> --base <branch>")
-        })?;
-    if !out.status.success() {
-        return Err(HallError::new(
-            Code::GhUnavailable,
-            format!(
-                "gh could not read PR {n}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )
-        .hint("gh auth status"));
-    }
-    let pr: GhPrHead = serde_json::from_slice(&out.stdout).map_err(|e| {
+    })?;
+    let head = pr.head().ok_or_else(|| {
         HallError::new(
             Code::GhUnavailable,
-            format!("gh printed unexpected JSON: {e}"),
+            format!("gh named no head commit for PR {n}"),
         )
+        .hint("gh auth status")
     })?;
     Ok((
-        pr.head_ref_oid,
+        head.into_string(),
         Some(pr.base_ref_name).filter(|b| !b.is_empty()),
     ))
 }
@@ -103,11 +71,13 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<Reply> {
         Some(n) => pr_head(&dir, n)?,
         None => (args.rev.clone().unwrap_or_else(|| "HEAD".into()), None),
     };
-    let base = args.base.clone().or(pr_base).unwrap_or_else(|| {
-        Config::load(&repo.main_root)
-            .map(|c| c.base)
-            .unwrap_or_else(|_| git::default_base(&dir))
-    });
+    // The base comes from the command line, the PR, or the journal's record (never a
+    // working copy's `.hallmark.toml`, which the commit under test could have changed).
+    let base = args
+        .base
+        .clone()
+        .or(pr_base)
+        .unwrap_or_else(|| crate::hall::rules::base_name(&repo));
     let trust = match &args.allowed_signers {
         Some(path) => Trust::from_file(path)
             .map_err(|e| no_signers(format!("can't read {}: {e}", path.display())))?,
@@ -149,19 +119,19 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<Reply> {
         next: vec![format!(
             "git notes --ref={} show {}",
             hallmark::NOTES_REF,
-            super::short(&note.sha)
+            note.sha.short()
         )],
         sha: note.sha,
     };
     let text = format!(
         "{} carries the hallmark of {}, round {}{}, signed by {} ({}), trusted through {}.\n{}",
-        super::short(&reply.sha),
+        reply.sha.short(),
         reply.item,
         reply.round,
         reply
             .approved_sha
             .as_deref()
-            .map(|a| format!(" (carried from {})", super::short(a)))
+            .map(|a| format!(" (carried from {})", crate::item::sha::short(a)))
             .unwrap_or_default(),
         reply.signer,
         reply.key,

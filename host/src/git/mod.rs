@@ -1,13 +1,41 @@
-//! A typed adapter over the `git` subprocess, plus native repository discovery.
+//! The typed adapter over the `git` subprocess, plus native repository discovery.
+//!
+//! Every git process the project starts is started here: the functions below own the
+//! arguments, the environment and the Rust types of the output, and nothing outside this
+//! module spells a git command line (`tests/layers.rs` checks it). Failures are
+//! [`GitError`]s that keep git's own message; what to do about them is the caller's to
+//! say.
 //!
 //! Discovery reads `.git` files directly instead of spawning `git rev-parse`, because a
 //! hook runs on every tool call and a subprocess costs more than the rest of the hook.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
-use crate::error::{Code, HallError, Result};
+pub use crate::item::Sha;
+
+/// Why a git operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// git could not be started at all (not installed, not on `PATH`).
+    #[error("could not run git: {source}")]
+    Spawn {
+        #[source]
+        source: std::io::Error,
+    },
+    /// git ran and refused: `args` is the command as run, `stderr` git's own words.
+    #[error("git {args} failed: {stderr}")]
+    Failed { args: String, stderr: String },
+    /// The directory is not inside a repository.
+    #[error("{} is not inside a git repository", dir.display())]
+    NotARepo { dir: PathBuf },
+    /// git answered with something this adapter can't read.
+    #[error("git {args} printed something unexpected: {what}")]
+    Unexpected { args: String, what: String },
+}
+
+pub type Result<T, E = GitError> = std::result::Result<T, E>;
 
 /// Where a repository's pieces are, as seen from one directory inside it.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,21 +141,16 @@ fn find_natively(start: &Path) -> Result<Option<Repo>, ()> {
 }
 
 fn discover_with_git(start: &Path) -> Result<Repo> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(start)
-        .args([
+    let out = output(
+        start,
+        &[
             "rev-parse",
             "--path-format=absolute",
             "--show-toplevel",
             "--git-dir",
             "--git-common-dir",
-        ])
-        .output()
-        .map_err(|e| {
-            HallError::new(Code::CommandFailed, format!("could not run git: {e}"))
-                .hint("hall doctor")
-        })?;
+        ],
+    )?;
     if !out.status.success() {
         return Err(not_a_repo(start));
     }
@@ -154,13 +177,10 @@ fn discover_with_git(start: &Path) -> Result<Repo> {
     })
 }
 
-pub fn not_a_repo(dir: &Path) -> HallError {
-    HallError::new(
-        Code::NotARepo,
-        format!("{} is not inside a git repository", dir.display()),
-    )
-    .hint("git init")
-    .hint("cd <your repository>")
+fn not_a_repo(dir: &Path) -> GitError {
+    GitError::NotARepo {
+        dir: dir.to_path_buf(),
+    }
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -193,73 +213,149 @@ pub fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-/// Runs git in `dir` and returns its trimmed stdout, or a `COMMAND_FAILED` error with
-/// git's own message.
-pub fn run(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = output(dir, args)?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
-    } else {
-        Err(HallError::new(
-            Code::CommandFailed,
-            format!(
-                "git {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )
-        .hint("hall doctor"))
+/// One git process: the directory it runs in, and what it is given besides arguments.
+struct Invocation<'a> {
+    dir: &'a Path,
+    /// `HALL_ACTOR` for git's own hooks and for Hallmark's reference hook.
+    actor: Option<&'a str>,
+    input: Option<&'a [u8]>,
+}
+
+impl<'a> Invocation<'a> {
+    fn at(dir: &'a Path) -> Invocation<'a> {
+        Invocation {
+            dir,
+            actor: None,
+            input: None,
+        }
+    }
+
+    fn actor(mut self, actor: &'a str) -> Self {
+        self.actor = Some(actor);
+        self
+    }
+
+    fn input(mut self, bytes: &'a [u8]) -> Self {
+        self.input = Some(bytes);
+        self
+    }
+
+    /// Runs git and returns the raw output, whatever the exit code.
+    fn output(&self, args: &[&str]) -> Result<Output> {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(self.dir).args(args);
+        if let Some(actor) = self.actor {
+            cmd.env("HALL_ACTOR", actor);
+        }
+        let spawn = |source| GitError::Spawn { source };
+        let Some(input) = self.input else {
+            return cmd.stdin(Stdio::null()).output().map_err(spawn);
+        };
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn)?;
+        // git reads all of its input before it answers, so writing first can't deadlock.
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            stdin.write_all(input).map_err(spawn)?;
+        }
+        child.wait_with_output().map_err(spawn)
+    }
+
+    /// Runs git and returns its stdout with trailing white space trimmed, or git's
+    /// message when it fails.
+    fn run(&self, args: &[&str]) -> Result<String> {
+        let out = self.output(args)?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+        } else {
+            Err(GitError::Failed {
+                args: args.join(" "),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    fn succeeds(&self, args: &[&str]) -> bool {
+        self.output(args).is_ok_and(|o| o.status.success())
     }
 }
 
-/// Runs git and returns the raw output, whatever the exit code.
-pub fn output(dir: &Path, args: &[&str]) -> Result<Output> {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .map_err(|e| {
-            HallError::new(Code::CommandFailed, format!("could not run git: {e}"))
-                .hint("hall doctor")
+fn run(dir: &Path, args: &[&str]) -> Result<String> {
+    Invocation::at(dir).run(args)
+}
+
+fn output(dir: &Path, args: &[&str]) -> Result<Output> {
+    Invocation::at(dir).output(args)
+}
+
+fn succeeds(dir: &Path, args: &[&str]) -> bool {
+    Invocation::at(dir).succeeds(args)
+}
+
+/// A full object name from git's output, or [`GitError::Unexpected`].
+fn sha(args: &[&str], text: String) -> Result<Sha> {
+    let text = text.trim().to_string();
+    if crate::item::sha::is_full(&text) {
+        Ok(Sha::new(text))
+    } else {
+        Err(GitError::Unexpected {
+            args: args.join(" "),
+            what: format!("`{text}` is not an object name"),
         })
+    }
 }
 
-/// Whether `git` exits 0.
-pub fn succeeds(dir: &Path, args: &[&str]) -> bool {
-    output(dir, args)
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+/// The commit (or other object) `rev` names.
+pub fn rev_parse(dir: &Path, rev: &str) -> Result<Sha> {
+    let args = ["rev-parse", "--verify", "--quiet", "--end-of-options", rev];
+    sha(&args, run(dir, &args)?)
 }
 
-pub fn head(dir: &Path) -> Result<String> {
-    run(dir, &["rev-parse", "HEAD"])
+/// The commit `rev` names, or `None` when it names none.
+pub fn commit(dir: &Path, rev: &str) -> Option<Sha> {
+    rev_parse(dir, &format!("{rev}^{{commit}}")).ok()
+}
+
+/// The tree of commit `rev`.
+pub fn tree_of(dir: &Path, rev: &str) -> Result<Sha> {
+    rev_parse(dir, &format!("{rev}^{{tree}}"))
+}
+
+/// The commit HEAD is at.
+pub fn head(dir: &Path) -> Result<Sha> {
+    let args = ["rev-parse", "HEAD"];
+    sha(&args, run(dir, &args)?)
 }
 
 /// HEAD's commit read from the files git keeps (HEAD, the loose ref, packed-refs), for
 /// the hot path of a hook; `None` whenever the layout is anything but the plain one
 /// (reftable, symbolic chains, a missing ref), and the caller then asks git.
-pub fn head_native(repo: &Repo) -> Option<String> {
+pub fn head_native(repo: &Repo) -> Option<Sha> {
     let is_sha = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
     let head = std::fs::read_to_string(repo.git_dir.join("HEAD")).ok()?;
     let head = head.trim();
     let Some(name) = head.strip_prefix("ref: ") else {
-        return is_sha(head).then(|| head.to_string());
+        return is_sha(head).then(|| Sha::new(head));
     };
     if !name.starts_with("refs/heads/") || name.contains("..") {
         return None;
     }
     if let Ok(loose) = std::fs::read_to_string(repo.common_dir.join(name)) {
         let loose = loose.trim();
-        return is_sha(loose).then(|| loose.to_string());
+        return is_sha(loose).then(|| Sha::new(loose));
     }
     let packed = std::fs::read_to_string(repo.common_dir.join("packed-refs")).ok()?;
     packed.lines().find_map(|line| {
         let (sha, r) = line.split_once(' ')?;
-        (r == name && is_sha(sha)).then(|| sha.to_string())
+        (r == name && is_sha(sha)).then(|| Sha::new(sha))
     })
 }
 
+/// The branch checked out at `dir`; `None` on a detached HEAD.
 pub fn current_branch(dir: &Path) -> Option<String> {
     run(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"])
         .ok()
@@ -372,30 +468,17 @@ pub struct Object {
 /// Objects by name (`<rev>`, `<rev>:<path>`), read in one `git cat-file --batch` with
 /// replacement refs ignored: `None` for a name that does not resolve.
 pub fn read_objects(dir: &Path, names: &[String]) -> Result<Vec<Option<Object>>> {
-    use std::io::Write;
-    let failed = |e: std::io::Error| {
-        HallError::new(Code::CommandFailed, format!("could not run git: {e}")).hint("hall doctor")
-    };
-    let mut child = Command::new("git")
-        .arg("--no-replace-objects")
-        .arg("-C")
-        .arg(dir)
-        .args(["cat-file", "--batch"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map_err(failed)?;
     let mut input = String::new();
     for n in names {
         // A name with a newline would be two queries; it can't name anything anyway.
         input.push_str(&n.replace(['\n', '\r'], " "));
         input.push('\n');
     }
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(input.as_bytes()).map_err(failed)?;
-    }
-    let out = child.wait_with_output().map_err(failed)?;
+    let out = Invocation::at(dir).input(input.as_bytes()).output(&[
+        "--no-replace-objects",
+        "cat-file",
+        "--batch",
+    ])?;
     let mut rest: &[u8] = &out.stdout;
     let mut answers = Vec::with_capacity(names.len());
     for _ in names {
@@ -422,6 +505,295 @@ pub fn read_objects(dir: &Path, names: &[String]) -> Result<Vec<Option<Object>>>
         }
     }
     Ok(answers)
+}
+
+/// `git --version`'s first line, when git runs.
+pub fn version() -> Option<String> {
+    let out = output(Path::new("."), &["--version"]).ok()?;
+    out.status.success().then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    })
+}
+
+/// The git directory of the checkout at `dir`, as an absolute path.
+pub fn absolute_git_dir(dir: &Path) -> Result<PathBuf> {
+    run(dir, &["rev-parse", "--absolute-git-dir"]).map(PathBuf::from)
+}
+
+/// A file's bytes at `rev` (`None` when the revision has no such file). The one way a
+/// file is read from a branch rather than a working tree.
+pub fn show_file(dir: &Path, rev: &str, path: &str) -> Result<Option<Vec<u8>>> {
+    let spec = format!("{rev}:{path}");
+    let out = output(dir, &["show", &spec])?;
+    Ok(out.status.success().then_some(out.stdout))
+}
+
+/// One value of git's configuration as seen from `dir` (`user.email`).
+pub fn config_value(dir: &Path, key: &str) -> Option<String> {
+    run(dir, &["config", "--get", key])
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// A git alias's definition, without running the file-system monitor git may be
+/// configured with (a program the repository names).
+pub fn alias(dir: &Path, name: &str) -> Option<String> {
+    let key = format!("alias.{name}");
+    run(
+        dir,
+        &["-c", "core.fsmonitor=false", "config", "--get", &key],
+    )
+    .ok()
+    .filter(|v| !v.is_empty())
+}
+
+/// Every configuration entry whose key matches `regexp`, as (key, value).
+pub fn config_matching(dir: &Path, regexp: &str) -> Result<Vec<(String, String)>> {
+    let out = output(dir, &["config", "--get-regexp", regexp])?;
+    // Exit 1 means "no such key"; anything else is a real failure.
+    if !out.status.success() && out.status.code() != Some(1) {
+        return Err(GitError::Failed {
+            args: format!("config --get-regexp {regexp}"),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once(' ').unwrap_or((l, ""));
+            (k.to_string(), v.to_string())
+        })
+        .collect())
+}
+
+/// The remotes of the repository at `root` whose URL is a path on this machine (a bare
+/// `origin` next to the checkout), by name, as absolute paths.
+pub fn local_remotes(root: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = config_matching(root, r"^remote\..*\.(url|pushurl)$") else {
+        return Vec::new();
+    };
+    entries
+        .into_iter()
+        .filter_map(|(key, url)| {
+            let path = url.strip_prefix("file://").unwrap_or(&url).to_string();
+            // `host:path` and `scheme://…` name other machines; a drive letter has a
+            // colon too, but then the path is absolute.
+            let local =
+                Path::new(&path).is_absolute() || !(path.contains("://") || path.contains(':'));
+            let name = key.split('.').nth(1).unwrap_or("").to_string();
+            local.then(|| (name, normalize(&root.join(&path))))
+        })
+        .collect()
+}
+
+/// HEAD's commit and subject line.
+pub fn last_commit(dir: &Path) -> Option<(Sha, String)> {
+    let line = run(dir, &["log", "-1", "--format=%H%x00%s"]).ok()?;
+    let (sha, subject) = line.split_once('\0')?;
+    Some((Sha::new(sha), subject.to_string()))
+}
+
+/// Paths staged in the index (`git diff --cached --name-only`), or with `unstaged`, the
+/// paths changed in the working tree but not staged.
+pub fn changed_paths(dir: &Path, unstaged: bool) -> Result<Vec<String>> {
+    let mut args = vec!["-c", "core.fsmonitor=false", "diff", "--name-only"];
+    if !unstaged {
+        args.push("--cached");
+    }
+    Ok(run(dir, &args)?.lines().map(str::to_string).collect())
+}
+
+/// Every tracked path, relative to the top of the checkout.
+pub fn tracked_files(dir: &Path) -> Result<Vec<String>> {
+    let text = run(dir, &["ls-files", "-z"])?;
+    Ok(text
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// The diff from `from` to `to`.
+pub fn diff(dir: &Path, from: &str, to: &str) -> Result<String> {
+    run(dir, &["diff", &format!("{from}..{to}")])
+}
+
+/// The best common ancestor of two commits.
+pub fn merge_base(dir: &Path, a: &str, b: &str) -> Result<Sha> {
+    let args = ["merge-base", a, b];
+    sha(&args, run(dir, &args)?)
+}
+
+/// `git patch-id --stable` of the diff from `from` to `to`: the same change gives the
+/// same id whatever it was applied onto. `None` when there is no diff or git fails.
+pub fn patch_id(dir: &Path, from: &str, to: &str) -> Option<String> {
+    let out = output(dir, &["diff", &format!("{from}..{to}")]).ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let id = Invocation::at(dir)
+        .input(&out.stdout)
+        .run(&["patch-id", "--stable"])
+        .ok()?;
+    id.split_whitespace().next().map(str::to_string)
+}
+
+/// Whether the repository has a remote called `name`.
+pub fn has_remote(dir: &Path, name: &str) -> bool {
+    succeeds(dir, &["remote", "get-url", name])
+}
+
+/// Fetches `refspec` from `remote`, quietly.
+pub fn fetch(dir: &Path, remote: &str, refspec: &str) -> Result<()> {
+    run(dir, &["fetch", "--quiet", remote, refspec]).map(drop)
+}
+
+/// Rebases the checkout's branch onto `onto`. A conflict is aborted, leaving the branch
+/// as it was, and answers `false`.
+pub fn rebase(dir: &Path, onto: &str) -> Result<bool> {
+    let out = output(dir, &["rebase", "--quiet", onto])?;
+    if out.status.success() {
+        return Ok(true);
+    }
+    let _ = run(dir, &["rebase", "--abort"]);
+    Ok(false)
+}
+
+/// Adds a worktree at `path` for the existing `branch`.
+pub fn worktree_add(root: &Path, path: &Path, branch: &str) -> Result<()> {
+    let p = path.display().to_string();
+    run(root, &["worktree", "add", &p, branch]).map(drop)
+}
+
+/// Adds a detached worktree at `path`, at commit `sha`.
+pub fn worktree_add_detached(root: &Path, path: &Path, sha: &str) -> Result<()> {
+    let p = path.display().to_string();
+    run(root, &["worktree", "add", "--quiet", "--detach", &p, sha]).map(drop)
+}
+
+/// Forgets worktrees whose directories are gone.
+pub fn worktree_prune(root: &Path) -> Result<()> {
+    run(root, &["worktree", "prune"]).map(drop)
+}
+
+/// Removes the worktree at `path`, never by force: a dirty worktree stays, and git says
+/// why.
+pub fn worktree_remove(root: &Path, path: &Path) -> Result<()> {
+    let p = path.display().to_string();
+    run(root, &["worktree", "remove", &p]).map(drop)
+}
+
+/// Moves the checkout at `dir` to commit `sha`, detached, and deletes the untracked
+/// files there (ignored ones, such as build output, stay for the next run).
+pub fn checkout_clean(dir: &Path, sha: &str) -> Result<()> {
+    run(dir, &["checkout", "--quiet", "--force", "--detach", sha])?;
+    run(dir, &["clean", "-ffdq"]).map(drop)
+}
+
+/// A commit with the note `notes_ref` keeps on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotedCommit {
+    pub sha: Sha,
+    pub tree: Sha,
+    /// The note's text, empty when there is none.
+    pub note: String,
+}
+
+/// The commit `rev` names, its tree and its note under `notes_ref`, in one git call
+/// with replacement refs ignored (`git replace` can't swap in another notes commit).
+/// `None` when `rev` names no commit.
+pub fn noted_commit(dir: &Path, rev: &str, notes_ref: &str) -> Result<Option<NotedCommit>> {
+    if rev.starts_with('-') {
+        return Ok(None);
+    }
+    let notes = format!("--notes={notes_ref}");
+    let spec = format!("{rev}^{{commit}}");
+    let out = output(
+        dir,
+        &[
+            "--no-replace-objects",
+            "show",
+            "--no-patch",
+            "--no-color",
+            &notes,
+            "--format=%H%x00%T%x00%N",
+            &spec,
+            "--",
+        ],
+    )?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.splitn(3, '\0');
+    let (Some(sha), Some(tree), Some(note)) = (parts.next(), parts.next(), parts.next()) else {
+        return Ok(None);
+    };
+    Ok(Some(NotedCommit {
+        sha: Sha::new(sha.trim()),
+        tree: Sha::new(tree.trim()),
+        note: note.trim().to_string(),
+    }))
+}
+
+/// The note on `sha` under `notes_ref`, if there is one.
+pub fn note(dir: &Path, notes_ref: &str, sha: &str) -> Result<Option<String>> {
+    let r = format!("--ref={notes_ref}");
+    let out = output(dir, &["notes", &r, "show", sha])?;
+    Ok(out
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+/// Writes `body` as the note on `sha` under `notes_ref`, replacing any note there, as
+/// `actor` (the reference hook lets only the loop's own actors write hallmarks).
+pub fn add_note(dir: &Path, notes_ref: &str, sha: &str, body: &str, actor: &str) -> Result<()> {
+    let r = format!("--ref={notes_ref}");
+    Invocation::at(dir)
+        .actor(actor)
+        .run(&["notes", &r, "add", "-f", "-m", body, sha])
+        .map(drop)
+}
+
+/// Whether `remote` has the ref `name`, asked as `actor`.
+pub fn remote_has_ref(dir: &Path, remote: &str, name: &str, actor: &str) -> Result<bool> {
+    let listed = Invocation::at(dir)
+        .actor(actor)
+        .run(&["ls-remote", remote, name])?;
+    Ok(!listed.trim().is_empty())
+}
+
+/// Fetches `refspec` from `remote` as `actor`.
+pub fn fetch_as(dir: &Path, remote: &str, refspec: &str, actor: &str) -> Result<()> {
+    Invocation::at(dir)
+        .actor(actor)
+        .run(&["fetch", "--quiet", remote, refspec])
+        .map(drop)
+}
+
+/// Merges the notes under `other` into `notes_ref`, ours winning where both noted the
+/// same commit, as `actor`.
+pub fn merge_notes(dir: &Path, notes_ref: &str, other: &str, actor: &str) -> Result<()> {
+    let r = format!("--ref={notes_ref}");
+    Invocation::at(dir)
+        .actor(actor)
+        .run(&["notes", &r, "merge", "--quiet", "--strategy=ours", other])
+        .map(drop)
+}
+
+/// Pushes `refspec` to `remote` as `actor`, never forced.
+pub fn push_as(dir: &Path, remote: &str, refspec: &str, actor: &str) -> Result<()> {
+    Invocation::at(dir)
+        .actor(actor)
+        .run(&["push", "--quiet", remote, refspec])
+        .map(drop)
 }
 
 #[cfg(test)]
@@ -454,7 +826,7 @@ mod tests {
             let repo = Repo::discover(d).expect("repo");
             assert_eq!(
                 head_native(&repo),
-                Some(git(d, &["rev-parse", "HEAD"])),
+                Some(Sha::new(git(d, &["rev-parse", "HEAD"]))),
                 "{}",
                 d.display()
             );

@@ -6,7 +6,8 @@ use crate::error::Result;
 use crate::item::{Event, EventKind, Item, ItemId, State};
 
 /// The person's words on the item since the agent's last turn: pull-back reasons,
-/// answers, notes. The agent should hear them before it carries on (ADR 0044).
+/// answers, notes. The agent should hear them before it carries on
+/// (docs/decisions/0007-what-you-said-reaches-the-agent.md).
 fn said_since_last_turn(events: &[Event]) -> Vec<String> {
     let last_turn = events
         .iter()
@@ -41,7 +42,7 @@ fn describe(id: ItemId, item: &Item) -> String {
         "Hallmark: this session works on {id} \"{}\", which is {} ({}).",
         item.title,
         item.state,
-        item.state.room()
+        item.state.station()
     );
     if let Some(w) = &item.worktree {
         s.push_str(&format!(" Its worktree is {w}."));
@@ -84,7 +85,7 @@ pub fn session_start(hook: &Hook) -> Result<Option<String>> {
             let open: Vec<String> = hook
                 .hall
                 .index()
-                .and_then(|i| i.items(false))
+                .and_then(|i| Ok(i.items(false)?))
                 .map(|rows| {
                     rows.iter()
                         .take(8)

@@ -34,18 +34,7 @@ struct HookContext<'a> {
 
 impl GateContext for HookContext<'_> {
     fn git_alias(&self, name: &str) -> Option<String> {
-        git::run(
-            self.cwd,
-            &[
-                "-c",
-                "core.fsmonitor=false",
-                "config",
-                "--get",
-                &format!("alias.{name}"),
-            ],
-        )
-        .ok()
-        .filter(|v| !v.is_empty())
+        git::alias(self.cwd, name)
     }
     fn read_script(&self, path: &str) -> Option<String> {
         use std::io::Read;
@@ -73,7 +62,7 @@ impl GateContext for HookContext<'_> {
 pub struct HookWorld<'h> {
     hook: &'h Hook,
     protection: OnceCell<Protection>,
-    trust: OnceCell<crate::hallmark::Trust>,
+    trust: OnceCell<crate::hall::hallmark::Trust>,
 }
 
 impl<'h> HookWorld<'h> {
@@ -98,9 +87,12 @@ impl<'h> HookWorld<'h> {
         })
     }
 
-    fn trust(&self) -> &crate::hallmark::Trust {
+    fn trust(&self) -> &crate::hall::hallmark::Trust {
         self.trust.get_or_init(|| {
-            crate::hallmark::Trust::for_repo(&self.hook.repo.main_root, &self.hook.hall.config.base)
+            crate::hall::hallmark::Trust::for_repo(
+                &self.hook.repo.main_root,
+                &self.hook.hall.config.base,
+            )
         })
     }
 
@@ -121,22 +113,10 @@ impl<'h> HookWorld<'h> {
 
     /// Whether a path is one of this repository's local remotes.
     fn is_local_remote(&self, dir: &Path) -> Option<String> {
-        let out = git::run(
-            &self.hook.repo.main_root,
-            &["config", "--get-regexp", r"^remote\..*\.(url|pushurl)$"],
-        )
-        .ok()?;
-        for line in out.lines() {
-            let Some((key, url)) = line.split_once(' ') else {
-                continue;
-            };
-            let path = url.strip_prefix("file://").unwrap_or(url);
-            if path.contains("://") || (path.contains(':') && !path.starts_with('/')) {
-                continue;
-            }
-            let p = resolve(&absolute(&self.hook.repo.main_root, path));
+        for (name, path) in git::local_remotes(&self.hook.repo.main_root) {
+            let p = resolve(&path);
             if dir.starts_with(&p) {
-                let name = key.split('.').nth(1).unwrap_or("a remote");
+                let name = if name.is_empty() { "a remote" } else { &name };
                 return Some(format!("{} (the remote `{name}`)", p.display()));
             }
         }
@@ -150,7 +130,7 @@ impl<'h> HookWorld<'h> {
             .journal
             .exists()
             .then_some(&self.hook.hall.journal);
-        crate::hallmark::verify_commit(dir, rev, self.trust(), journal)
+        crate::hall::hallmark::verify_commit(dir, rev, self.trust(), journal)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
@@ -232,25 +212,11 @@ impl World for HookWorld<'_> {
         let Some(dir) = self.dir_of(place) else {
             return Err("it runs in a directory computed at run time".into());
         };
-        let mut args = vec!["pr", "view"];
-        if let Some(p) = pr {
-            args.push(p);
-        }
-        args.extend(["--json", "headRefOid", "--jq", ".headRefOid"]);
-        let out = std::process::Command::new("gh")
-            .args(&args)
-            .current_dir(&dir)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| format!("its head can't be read ({e})"))?;
-        let sha = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if !out.status.success() || sha.is_empty() {
-            return Err(format!(
-                "its head can't be read: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        self.verify_at(&dir, &sha)
+        let head = crate::gh::pull_request(&dir, pr)
+            .map_err(|e| format!("its head can't be read: {e}"))?
+            .head()
+            .ok_or("its head can't be read: gh named no head commit")?;
+        self.verify_at(&dir, &head)
     }
 
     fn commit_is_free(&self, effect: &Effect) -> bool {
@@ -288,17 +254,10 @@ impl HookWorld<'_> {
     /// A push with no refspec sends the current branch, unless git is configured to
     /// send more; that configuration can't be followed here.
     fn default_push_config(&self, dir: &Path) -> std::result::Result<(), String> {
-        let out = git::output(
-            dir,
-            &[
-                "config",
-                "--get-regexp",
-                r"^(push\.default|remote\..*\.(push|mirror))$",
-            ],
-        )
-        .map_err(|e| e.message)?;
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let (k, v) = line.split_once(' ').unwrap_or((line, ""));
+        let entries = git::config_matching(dir, r"^(push\.default|remote\..*\.(push|mirror))$")
+            .map_err(|e| e.to_string())?;
+        for (k, v) in &entries {
+            let (k, v) = (k.as_str(), v.as_str());
             let more = (k == "push.default" && v == "matching")
                 || k.ends_with(".push")
                 || (k.ends_with(".mirror") && v == "true");
@@ -666,26 +625,15 @@ fn commit_is_free(hook: &Hook, effect: &Effect) -> bool {
             }
         }
     } else {
-        let Ok(staged) = git::run(
-            &cwd,
-            &[
-                "-c",
-                "core.fsmonitor=false",
-                "diff",
-                "--cached",
-                "--name-only",
-            ],
-        ) else {
+        let Ok(staged) = git::changed_paths(&cwd, false) else {
             return false;
         };
-        paths.extend(staged.lines().map(str::to_string));
+        paths.extend(staged);
         if *all {
-            let Ok(changed) =
-                git::run(&cwd, &["-c", "core.fsmonitor=false", "diff", "--name-only"])
-            else {
+            let Ok(changed) = git::changed_paths(&cwd, true) else {
                 return false;
             };
-            paths.extend(changed.lines().map(str::to_string));
+            paths.extend(changed);
         }
     }
     !paths.is_empty() && paths.iter().all(|p| is_free(p, free))
@@ -722,10 +670,7 @@ fn answer(hook: &Hook, gate: &str, what: &str, err: HallError, decision: &str) -
         );
         event.actor = "hook".into();
         if let Err(e) = hook.hall.journal.append_repo(&[event]) {
-            super::log_anywhere(&format!(
-                "PreToolUse: could not record a denial: {}",
-                e.message
-            ));
+            super::log_anywhere(&format!("PreToolUse: could not record a denial: {e}"));
         }
     }
     json!({

@@ -20,9 +20,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::commands::{Ctx, Hall};
 use crate::config::Config;
 use crate::git::Repo;
+use crate::hall::{Ctx, Hall};
 use crate::journal::Journal;
 
 /// How long a hook may take before it gives up (and fails open).
@@ -193,7 +193,7 @@ pub fn initialized(dir: &Path) -> Result<Option<Hall>, String> {
     // The rules come from the base branch as committed. A broken config must not switch
     // the gates off (an agent could break it on purpose): log it and gate with the
     // defaults, on the recorded base.
-    let config = crate::committed::rules(&repo)
+    let config = crate::hall::rules::rules(&repo)
         .map(|r| r.config)
         .unwrap_or_else(|e| {
             if journal.exists() {
@@ -204,24 +204,17 @@ pub fn initialized(dir: &Path) -> Result<Option<Hall>, String> {
                 e.message
             ));
             Config {
-                base: crate::committed::base_name(&repo),
+                base: crate::hall::rules::base_name(&repo),
                 ..Config::default()
             }
         });
-    Ok(Some(Hall {
-        repo,
-        journal,
-        config,
-    }))
+    Ok(Some(Hall::with(repo, journal, config)))
 }
 
 /// Whether the user registered this repository with `hall init` (the registry lives in
 /// the user's data directory, outside every repository).
 fn registered(repo: &Repo) -> bool {
-    let main = crate::git::normalize(&repo.main_root);
-    crate::daemon::registered()
-        .iter()
-        .any(|r| crate::git::normalize(r) == main)
+    crate::hall::registry::contains(&repo.main_root)
 }
 
 /// The journal directory of the hook's repository, once known.
@@ -269,8 +262,7 @@ impl Hook {
             self.session_id()
                 .and_then(|s| session::load(&self.hall.journal, s).item)
         })?;
-        let contents = self.hall.journal.read_item(id).ok()?;
-        Some((id, crate::item::fold(&contents.events)))
+        Some((id, self.hall.item(id).ok()?))
     }
 
     /// The active (not closed or dropped) item whose worktree contains `dir`. An error
@@ -296,7 +288,7 @@ impl Hook {
             return Ok(None);
         };
         // The item's own journal decides, so a damaged one is an error here too.
-        let item = crate::item::fold(&self.hall.journal.read_item(id)?.events);
+        let item = self.hall.item(id)?;
         Ok((!item.state.is_terminal()).then_some(id))
     }
 }

@@ -18,10 +18,10 @@ use crate::item::{Event, EventKind, ItemId};
 const MAX_TRANSCRIPT_CHUNK: u64 = 64 * 1024 * 1024;
 
 fn append(hook: &Hook, item: Option<ItemId>, events: &[Event]) -> Result<()> {
-    match item {
+    Ok(match item {
         Some(id) => hook.hall.journal.append_item(id, events),
         None => hook.hall.journal.append_repo(events),
-    }
+    }?)
 }
 
 pub fn post_tool_use(hook: &Hook) -> Result<Option<String>> {
@@ -51,18 +51,15 @@ pub fn post_tool_use(hook: &Hook) -> Result<Option<String>> {
     if !commits {
         return Ok(None);
     }
-    let Ok(line) = git::run(&hook.cwd, &["log", "-1", "--format=%H%x00%s"]) else {
-        return Ok(None);
-    };
-    let Some((sha, subject)) = line.split_once('\0') else {
+    let Some((sha, subject)) = git::last_commit(&hook.cwd) else {
         return Ok(None);
     };
     let item = hook.item().map(|(id, _)| id);
     let mut event = hook.ctx.event(
         item,
         EventKind::Commit {
-            sha: sha.to_string(),
-            subject: subject.to_string(),
+            sha,
+            subject,
             fixes: Vec::new(),
         },
     );

@@ -168,7 +168,8 @@ pub(super) fn apply_file(
     }
     let contents = parsed;
     if let (Some(it), Some(num)) = (item, item_num) {
-        let json = serde_json::to_string(&it).map_err(HallError::internal)?;
+        let json = serde_json::to_string(&it)
+            .map_err(|e| Fault::Damaged(format!("the fold of {num} does not encode: {e}")))?;
         tx.execute(
             "INSERT OR REPLACE INTO items(num,title,state,branch,base,worktree,hold,hold_since,round,sha,pr,created,updated,since,events)
              VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
@@ -182,7 +183,7 @@ pub(super) fn apply_file(
                 it.hold.as_ref().map(|h| h.kind.as_str()),
                 it.hold.as_ref().map(|h| h.since.clone()),
                 it.round,
-                it.sha,
+                it.sha.as_deref(),
                 it.pr,
                 it.created,
                 it.updated,
@@ -309,7 +310,7 @@ mod tests {
         journal.init().expect("init");
         let (id, _) = journal
             .create_item(|_| {
-                Ok(vec![line(
+                Ok::<_, crate::journal::JournalError>(vec![line(
                     r#"{"v":1,"t":"2026-11-30T10:00:00Z","actor":"you","event":"created","item":"H-0001","title":"T","branch":"hall/h-0001","base":"main","source":"new"}"#,
                 )])
             })

@@ -16,11 +16,67 @@ use std::time::{Duration, Instant};
 use fs4::FileExt;
 use rusqlite::ErrorCode;
 
-use crate::error::{Code, HallError};
 use crate::journal::{Journal, JournalError};
 
-/// Why an index operation failed, before it becomes a [`HallError`]: the only place that
-/// still knows whether SQLite blamed the file.
+/// Why the index could not answer, once it has tried to heal: the adapter's error,
+/// which the command boundary turns into the contract's (`error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// Reading the journal failed; its error says where.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The file holds what no fold ever wrote.
+    #[error("{}: {why}", path.display())]
+    Damaged { path: PathBuf, why: String },
+    /// Damage that a rebuild from the journal did not cure.
+    #[error("{} is still damaged right after a rebuild from the journal: {why}", path.display())]
+    StillDamaged { path: PathBuf, why: String },
+    /// The file can't be opened or written at all: `dir` is where to look.
+    #[error("the index {} can't be opened or written: {why}", path.display())]
+    Unusable {
+        path: PathBuf,
+        why: String,
+        dir: PathBuf,
+        disk_full: bool,
+    },
+    /// Any other SQLite error.
+    #[error("{}: {source}", path.display())]
+    Sql {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A question asked wrong (an unknown grouping, say).
+    #[error("{0}")]
+    Query(String),
+}
+
+impl IndexError {
+    /// What to check first, for errors a rebuild can't cure.
+    pub fn fix(&self) -> Option<String> {
+        match self {
+            IndexError::Unusable {
+                dir,
+                disk_full: true,
+                ..
+            } => Some(format!(
+                "free some space on the disk that holds {}",
+                dir.display()
+            )),
+            IndexError::Unusable { dir, .. } => {
+                Some(format!("check the permissions of {}", dir.display()))
+            }
+            IndexError::StillDamaged { path, .. } => Some(format!(
+                "check the disk and any process that writes into {}",
+                path.parent().unwrap_or(Path::new(".")).display()
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Why an index operation failed, before it becomes an [`IndexError`]: the only place
+/// that still knows whether SQLite blamed the file.
 #[derive(Debug)]
 pub(super) enum Fault {
     /// SQLite's own error.
@@ -28,9 +84,8 @@ pub(super) enum Fault {
     /// Values SQLite returned without complaint but no fold ever wrote, such as an offset
     /// past the end of its journal file or an item that doesn't decode.
     Damaged(String),
-    /// Anything else, already in the contract's terms (a journal that can't be read, a
-    /// corrupt journal line).
-    Hall(HallError),
+    /// The journal could not be read, or a line of it doesn't decode.
+    Journal(JournalError),
 }
 
 impl From<rusqlite::Error> for Fault {
@@ -39,15 +94,9 @@ impl From<rusqlite::Error> for Fault {
     }
 }
 
-impl From<HallError> for Fault {
-    fn from(e: HallError) -> Self {
-        Fault::Hall(e)
-    }
-}
-
 impl From<JournalError> for Fault {
     fn from(e: JournalError) -> Self {
-        Fault::Hall(e.into())
+        Fault::Journal(e)
     }
 }
 
@@ -56,7 +105,7 @@ impl fmt::Display for Fault {
         match self {
             Fault::Sql(e) => write!(f, "{e}"),
             Fault::Damaged(m) => f.write_str(m),
-            Fault::Hall(e) => f.write_str(&e.message),
+            Fault::Journal(e) => write!(f, "{e}"),
         }
     }
 }
@@ -64,7 +113,7 @@ impl fmt::Display for Fault {
 impl Fault {
     /// A file error, with the path it happened to.
     pub(super) fn io(path: &Path, source: std::io::Error) -> Fault {
-        Fault::Hall(crate::journal::io_error(path, source))
+        Fault::Journal(crate::journal::io_error(path, source))
     }
 
     /// Whether the error says the file itself is bad, so that a rebuild cures it.
@@ -72,7 +121,7 @@ impl Fault {
         match self {
             Fault::Sql(e) => sql_damage(e),
             Fault::Damaged(_) => true,
-            Fault::Hall(_) => false,
+            Fault::Journal(_) => false,
         }
     }
 
@@ -88,16 +137,17 @@ impl Fault {
     /// offsets it remembers no longer match the file (someone repaired it by hand), so a
     /// fold from the start is due. If the journal itself is corrupt, the fold says where.
     pub(super) fn is_journal_corrupt(&self) -> bool {
-        matches!(self, Fault::Hall(e) if e.code == Code::JournalCorrupt)
+        matches!(self, Fault::Journal(JournalError::Corrupt { .. }))
     }
 
-    /// The error a command reports, naming the index file.
-    pub(super) fn into_error(self, path: &Path) -> HallError {
+    /// The error the index reports, naming its file.
+    pub(super) fn into_error(self, path: &Path) -> IndexError {
         match self {
-            Fault::Hall(e) => e,
-            Fault::Damaged(m) => HallError::internal(format!("{}: {m}", path.display()))
-                .hint("hall reindex")
-                .hint("hall doctor"),
+            Fault::Journal(e) => IndexError::Journal(e),
+            Fault::Damaged(why) => IndexError::Damaged {
+                path: path.to_path_buf(),
+                why,
+            },
             Fault::Sql(e) => match e.sqlite_error_code() {
                 Some(
                     ErrorCode::CannotOpen
@@ -106,9 +156,10 @@ impl Fault {
                     | ErrorCode::SystemIoFailure
                     | ErrorCode::DiskFull,
                 ) => unusable(path, &e),
-                _ => HallError::internal(format!("{}: {e}", path.display()))
-                    .hint("hall reindex")
-                    .hint("hall doctor"),
+                _ => IndexError::Sql {
+                    path: path.to_path_buf(),
+                    source: e,
+                },
             },
         }
     }
@@ -146,20 +197,14 @@ fn sql_damage(e: &rusqlite::Error) -> bool {
 
 /// The error for an index that can't be opened or written at all: say which path is at
 /// fault and why, instead of SQLite's "unable to open database file".
-fn unusable(path: &Path, e: &rusqlite::Error) -> HallError {
+fn unusable(path: &Path, e: &rusqlite::Error) -> IndexError {
     let (why, dir) = diagnose(path);
-    let why = why.unwrap_or_else(|| e.to_string());
-    let check = if e.sqlite_error_code() == Some(ErrorCode::DiskFull) {
-        format!("free some space on the disk that holds {}", dir.display())
-    } else {
-        format!("check the permissions of {}", dir.display())
-    };
-    HallError::internal(format!(
-        "the index {} can't be opened or written: {why}",
-        path.display()
-    ))
-    .hint(check)
-    .hint("hall doctor")
+    IndexError::Unusable {
+        path: path.to_path_buf(),
+        why: why.unwrap_or_else(|| e.to_string()),
+        dir,
+        disk_full: e.sqlite_error_code() == Some(ErrorCode::DiskFull),
+    }
 }
 
 /// What in the file system stops SQLite from using `path`, and the directory to look at.
@@ -208,21 +253,7 @@ fn probe_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Who the file at `path` is, to tell whether another process replaced it meanwhile.
 pub(super) fn identity(path: &Path) -> Option<(u64, u64)> {
-    let m = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        Some((m.dev(), m.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let modified = m.modified().ok()?;
-        let nanos = modified
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        Some((m.len(), nanos))
-    }
+    crate::platform::file_identity(&std::fs::metadata(path).ok()?)
 }
 
 /// How long after a rebuild this process treats new damage to the same index as an error
@@ -314,7 +345,9 @@ mod tests {
     use std::path::Path;
 
     use super::super::*;
+    use crate::error::HallError;
     use crate::item::event::decode;
+    use crate::journal::JournalError;
 
     /// A journal with `n` items, and an index that has read them and been closed (so the
     /// write-ahead log is folded back into the file the tests damage).
@@ -325,7 +358,7 @@ mod tests {
         for i in 1..=n {
             journal
                 .create_item(|id| {
-                    Ok(vec![event(&format!(
+                    Ok::<_, JournalError>(vec![event(&format!(
                         r#"{{"v":1,"t":"2026-11-30T10:00:00Z","actor":"you","event":"created","item":"{id}","title":"Item {i}","branch":"hall/h-{i}","base":"main","source":"new"}}"#
                     ))])
                 })
@@ -492,29 +525,34 @@ mod tests {
         let always_damaged = |_: &Connection| -> Result<(), Fault> {
             Err(Fault::Damaged("pages keep changing under us".into()))
         };
-        let e = index.read(always_damaged).expect_err("still damaged");
+        let e = HallError::from(index.read(always_damaged).expect_err("still damaged"));
         let path = journal.index_file().display().to_string();
         assert!(
             e.message.contains(&path) && e.message.contains("still damaged"),
             "{e:?}"
         );
         assert!(e.next.iter().any(|n| n == "hall doctor"), "{e:?}");
-        let e = index.read(always_damaged).expect_err("and again");
+        let e = HallError::from(index.read(always_damaged).expect_err("and again"));
         assert!(e.message.contains(&path), "{e:?}");
         assert_eq!(log_lines(&journal).len(), 1, "one rebuild for the handle");
         // Nor does another handle of this process rebuild again so soon, whether the
         // damage shows in a query or when it opens.
         let other = Index::open(&journal).expect("the rebuilt file opens");
-        let e = other.read(always_damaged).expect_err("still damaged");
+        let e = HallError::from(other.read(always_damaged).expect_err("still damaged"));
         assert!(e.message.contains("still damaged"), "{e:?}");
         // An error that isn't damage passes through untouched.
         let e = other
-            .read(|_| -> Result<(), Fault> { Err(Fault::Hall(HallError::usage("no"))) })
-            .expect_err("usage");
-        assert_eq!(e.code, crate::error::Code::Usage);
+            .read(|_| -> Result<(), Fault> {
+                Err(Fault::Journal(JournalError::NoItem(crate::item::ItemId(9))))
+            })
+            .expect_err("not damage");
+        assert!(
+            matches!(e, IndexError::Journal(JournalError::NoItem(_))),
+            "{e:?}"
+        );
         drop((index, other));
         smash(&journal.index_file(), 0, 100);
-        let e = Index::open(&journal).err().expect("an error");
+        let e = HallError::from(Index::open(&journal).err().expect("an error"));
         assert!(
             e.message.contains(&path) && e.message.contains("still damaged"),
             "{e:?}"
@@ -530,7 +568,7 @@ mod tests {
             let _ = std::fs::remove_file(file);
         }
         std::fs::create_dir(journal.index_file()).expect("mkdir");
-        let e = Index::open(&journal).err().expect("an error");
+        let e = HallError::from(Index::open(&journal).err().expect("an error"));
         let path = journal.index_file().display().to_string();
         assert!(
             e.message.contains(&format!("{path} is a directory")),
@@ -555,7 +593,7 @@ mod tests {
         let missing = dir.path().join("gone");
         std::os::unix::fs::symlink(missing.join("index.sqlite"), journal.index_file())
             .expect("symlink");
-        let e = Index::open(&journal).err().expect("an error");
+        let e = HallError::from(Index::open(&journal).err().expect("an error"));
         assert!(
             e.message
                 .contains(&format!("{}: No such file or directory", missing.display())),

@@ -17,9 +17,11 @@ use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use crate::error::{HallError, Result};
+pub use heal::IndexError;
+
+type Result<T, E = IndexError> = std::result::Result<T, E>;
 use crate::item::event::{EVENT_VERSION, Head, decode, payload_matters};
-use crate::item::{Event, EventKind, Item, ItemId, State};
+use crate::item::{Event, EventKind, Item, ItemId, Sha, State};
 use crate::journal::{self, Journal, REPO_FILE};
 
 mod fold;
@@ -75,7 +77,8 @@ pub struct ItemRow {
     pub id: ItemId,
     pub title: String,
     pub state: State,
-    pub room: String,
+    /// Where in the building the state is (`Workshop`, `Assay Office`…).
+    pub station: String,
     pub branch: String,
     pub base: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,7 +87,7 @@ pub struct ItemRow {
     pub hold: Option<String>,
     pub round: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha: Option<String>,
+    pub sha: Option<Sha>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
     pub created: String,
@@ -512,7 +515,7 @@ impl Index {
         })
     }
 
-    /// Usage totals grouped by `by` (item, room, role, model, day).
+    /// Usage totals grouped by `by` (item, station, role, model, day).
     pub fn usage(
         &self,
         by: &str,
@@ -522,13 +525,13 @@ impl Index {
         let key = match by {
             "item" => "COALESCE(printf('H-%04d', item), '(no item)')",
             "role" => "role",
-            "room" => {
+            "station" => {
                 "CASE role WHEN 'review' THEN 'Assay Office' WHEN 'fix' THEN 'Repair Shop' WHEN 'intake' THEN 'Front Desk'
                  WHEN 'librarian' THEN 'Library' WHEN 'dev' THEN 'Workshop' ELSE role END"
             }
             "model" => "model",
             "day" => "substr(t, 1, 10)",
-            other => return Err(HallError::usage(format!("--by takes item, room, role, model or day, not `{other}`"))),
+            other => return Err(IndexError::Query(format!("--by takes item, station, role, model or day, not `{other}`"))),
         };
         let q = format!(
             "SELECT {key} AS k, SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), SUM(cost), COUNT(*)
@@ -559,20 +562,14 @@ impl Index {
 }
 
 /// The error for damage that a rebuild did not cure, or for whatever stopped the rebuild.
-fn still_damaged(fault: Fault, path: &Path) -> HallError {
+fn still_damaged(fault: Fault, path: &Path) -> IndexError {
     if !fault.is_damage() {
         return fault.into_error(path);
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    HallError::internal(format!(
-        "{} is still damaged right after a rebuild from the journal: {fault}",
-        path.display()
-    ))
-    .hint("hall doctor")
-    .hint(format!(
-        "check the disk and any process that writes into {}",
-        dir.display()
-    ))
+    IndexError::StillDamaged {
+        path: path.to_path_buf(),
+        why: fault.to_string(),
+    }
 }
 
 /// The index file and SQLite's companions to it.
@@ -648,13 +645,13 @@ fn row_to_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
         id: ItemId(r.get(0)?),
         title: r.get(1)?,
         state,
-        room: state.room().to_string(),
+        station: state.station().to_string(),
         branch: r.get(3)?,
         base: r.get(4)?,
         worktree: r.get(5)?,
         hold: r.get(6)?,
         round: r.get(7)?,
-        sha: r.get(8)?,
+        sha: r.get::<_, Option<String>>(8)?.map(Sha::new),
         pr: r.get(9)?,
         created: r.get(10)?,
         updated: r.get(11)?,

@@ -4,8 +4,8 @@
 //!   item is held (`run_failed`);
 //! - per item (`per_item`): the item is held for you (`budget`); `hall retry` grants it
 //!   another `per_item`, or `--tokens`;
-//! - per room per day (`[budget.review] daily`, …): the room closes for the day and its
-//!   items wait in order;
+//! - per role per day (`[budget.review] daily`, …): that role's runs stop for the day
+//!   and its items wait in order;
 //! - daily total (`daily`): the daemon's model workers pause until tomorrow (UTC), or
 //!   until `hall budget --grant`.
 //!
@@ -15,9 +15,9 @@
 use serde::Serialize;
 
 use super::Step;
-use crate::commands::{Ctx, Hall};
 use crate::config::parse_tokens;
 use crate::error::Result;
+use crate::hall::{Ctx, Hall};
 use crate::index::UsageRow;
 use crate::item::{EventKind, HoldKind, Item, ItemId};
 
@@ -49,21 +49,22 @@ pub struct Status {
     /// Tokens `hall budget --grant` added for today.
     pub granted_today: u64,
     pub per_item: Option<u64>,
-    pub rooms: Vec<RoleSpend>,
+    /// Each role's spend against its own daily cap.
+    pub roles: Vec<RoleSpend>,
     /// The daily cap is reached: model workers wait.
     pub paused: bool,
 }
 
-fn room_cap(hall: &Hall, role: &str) -> Option<u64> {
+fn role_cap(hall: &Hall, role: &str) -> Option<u64> {
     let b = &hall.config.budget;
-    let room = match role {
+    let caps = match role {
         "review" => &b.review,
         "fix" => &b.fix,
         "intake" => &b.intake,
         "librarian" => &b.librarian,
         _ => return None,
     };
-    room.daily
+    caps.daily
         .as_deref()
         .and_then(|d| parse_tokens(d).ok().flatten())
 }
@@ -86,11 +87,11 @@ pub fn status(hall: &Hall, ctx: &Ctx) -> Result<Status> {
         })
         .sum();
     let daily = parse_tokens(&hall.config.budget.daily).ok().flatten();
-    let rooms = ["review", "fix", "intake", "librarian"]
+    let roles = ["review", "fix", "intake", "librarian"]
         .into_iter()
         .map(|role| {
             let spent = rows.iter().filter(|r| r.key == role).map(tokens).sum();
-            let cap = room_cap(hall, role);
+            let cap = role_cap(hall, role);
             RoleSpend {
                 role: role.to_string(),
                 spent,
@@ -107,7 +108,7 @@ pub fn status(hall: &Hall, ctx: &Ctx) -> Result<Status> {
         daily,
         granted_today,
         per_item: parse_tokens(&hall.config.budget.per_item).ok().flatten(),
-        rooms,
+        roles,
     })
 }
 
@@ -124,7 +125,7 @@ fn item_cap(hall: &Hall, item: &Item) -> Option<u64> {
 fn pause(hall: &Hall, ctx: &Ctx, reason: &str) -> Result<()> {
     let today = day(&ctx.stamp);
     let until = format!("{}T00:00:00Z", next_day(&today));
-    hall.journal.append_checked(None, |events| {
+    hall.journal.append_checked(None, |events| -> Result<_> {
         let already = events
             .iter()
             .any(|e| matches!(&e.kind, EventKind::Paused { until: u, .. } if *u == until));
@@ -227,10 +228,10 @@ pub fn before_run(
         }));
     }
     let s = status(hall, ctx)?;
-    if let Some(r) = s.rooms.iter().find(|r| r.role == role && r.closed) {
+    if let Some(r) = s.roles.iter().find(|r| r.role == role && r.closed) {
         return Ok(Some(Step {
             did: format!(
-                "the {role} room is closed for today ({} of {} tokens)",
+                "the {role} runs are done for today: their daily cap is spent ({} of {} tokens)",
                 r.spent,
                 r.cap.unwrap_or(0)
             ),

@@ -1,14 +1,15 @@
-//! The Assay Office's gates: the repo's own checks, run on the frozen SHA.
+//! The Assay Office's test bench: the repository's own checks (`gates` in
+//! `.hallmark.toml`), run on the frozen SHA.
 //!
-//! Gates run in a checkout the loop owns (`checkouts/<id>`, a detached worktree moved
+//! Checks run in a checkout the loop owns (`checkouts/<id>`, a detached worktree moved
 //! to the frozen commit), never in the item's worktree, which the agent may still be
-//! changing. Every run is recorded with its exit code and duration; a failing gate's
+//! changing. Every run is recorded with its exit code and duration; a failing check's
 //! whole output is kept under `runs/logs` and its condensed view goes into the journal,
 //! where `hall findings` and the fixer read it.
 //!
-//! The checks cache (`checks-cache/<key>.jsonl`, keyed by tree, command, the whole gate
-//! list and the OS) keeps every run. A pass there is served instead of a rerun, and the
-//! journal says `cached`; `gates_no_cache` gates always run.
+//! The checks cache (`checks-cache/<key>.jsonl`, keyed by tree, command, the whole
+//! check list and the OS) keeps every run. A pass there is served instead of a rerun,
+//! and the journal says `cached`; `gates_no_cache` checks always run.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -19,35 +20,16 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::Step;
-use crate::commands::{Ctx, Hall, sync_queue};
-use crate::error::{Code, HallError, Result};
+use crate::error::{Code, HallError, IoContext, Result};
 use crate::git;
-use crate::item::{Action, EventKind, Item, ItemId, decide};
+use crate::hall::{Ctx, Hall};
+use crate::item::{Action, EventKind, Item, ItemId, State};
 use crate::rooms::types::CondenseInput;
 
-/// The loop's checkout of `sha` for item `id`: created once, then moved.
-pub fn checkout(hall: &Hall, id: ItemId, sha: &str) -> Result<PathBuf> {
-    let dir = hall.journal.root().join("checkouts").join(id.to_string());
-    let root = &hall.repo.main_root;
-    if dir.join(".git").exists() {
-        git::run(&dir, &["checkout", "--quiet", "--force", "--detach", sha])?;
-        git::run(&dir, &["clean", "-ffdq"])?;
-    } else {
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)?;
-        }
-        let _ = git::run(root, &["worktree", "prune"]);
-        std::fs::create_dir_all(dir.parent().unwrap_or(root))?;
-        let d = dir.display().to_string();
-        git::run(root, &["worktree", "add", "--quiet", "--detach", &d, sha])?;
-    }
-    Ok(dir)
-}
-
-/// The cache key of one gate on one tree.
-pub fn cache_key(tree: &str, gate: &str, gates: &[String]) -> String {
+/// The cache key of one check on one tree.
+pub fn cache_key(tree: &str, check: &str, checks: &[String]) -> String {
     let mut h = Sha256::new();
-    for part in [tree, gate, &gates.join("\n"), std::env::consts::OS] {
+    for part in [tree, check, &checks.join("\n"), std::env::consts::OS] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -77,61 +59,63 @@ fn cached_pass(hall: &Hall, key: &str) -> bool {
     })
 }
 
-struct GateRun {
+struct CheckRun {
     exit_code: i32,
     duration_ms: u64,
     output: String,
 }
 
-fn run_gate(gate: &str, dir: &Path, id: ItemId) -> Result<GateRun> {
-    let (mut reader, writer) = std::io::pipe()?;
-    let mut cmd = crate::platform::shell(gate);
+fn run_check(check: &str, dir: &Path, id: ItemId) -> Result<CheckRun> {
+    let failed = |e: std::io::Error| {
+        HallError::new(Code::CommandFailed, format!("could not run `{check}`: {e}"))
+    };
+    let (mut reader, writer) = std::io::pipe().map_err(failed)?;
+    let mut cmd = crate::platform::shell(check);
     cmd.current_dir(dir)
         .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
+        .stdout(writer.try_clone().map_err(failed)?)
         .stderr(writer)
         .env("HALL_ACTOR", "assayer")
         .env("HALL_ITEM", id.to_string());
     let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| HallError::new(Code::CommandFailed, format!("could not run `{gate}`: {e}")))?;
+    let mut child = cmd.spawn().map_err(failed)?;
     drop(cmd);
     let mut out = Vec::new();
-    reader.read_to_end(&mut out)?;
-    let status = child.wait()?;
-    Ok(GateRun {
+    reader.read_to_end(&mut out).map_err(failed)?;
+    let status = child.wait().map_err(failed)?;
+    Ok(CheckRun {
         exit_code: status.code().unwrap_or(-1),
         duration_ms: started.elapsed().as_millis() as u64,
         output: String::from_utf8_lossy(&out).into_owned(),
     })
 }
 
-/// Runs the gates for an item in `checks` and records the result.
+/// Runs the checks for an item in `checks` and records the result.
 pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let sha = item
         .sha
         .clone()
         .ok_or_else(|| HallError::internal("an item in checks has no frozen SHA"))?;
     let config = &hall.config;
-    let gates = config.gates.clone();
+    let checks = config.checks.clone();
     let mut events = Vec::new();
     let mut failed = Vec::new();
-    if !gates.is_empty() {
-        let dir = checkout(hall, id, &sha)?;
-        let tree = git::run(&dir, &["rev-parse", &format!("{sha}^{{tree}}")])?;
+    if !checks.is_empty() {
+        let dir = crate::hall::worktree::loop_checkout(hall, id, &sha)?;
+        let tree = git::tree_of(&dir, &sha)?;
         let logs = hall.journal.root().join("runs").join("logs");
-        std::fs::create_dir_all(&logs)?;
-        std::fs::create_dir_all(hall.journal.root().join("checks-cache"))?;
-        for gate in &gates {
-            let key = cache_key(&tree, gate, &gates);
-            let no_cache = config.gates_no_cache.contains(gate);
+        std::fs::create_dir_all(&logs).at(&logs)?;
+        let cache = hall.journal.root().join("checks-cache");
+        std::fs::create_dir_all(&cache).at(&cache)?;
+        for check in &checks {
+            let key = cache_key(&tree, check, &checks);
+            let no_cache = config.checks_no_cache.contains(check);
             if !no_cache && cached_pass(hall, &key) {
                 events.push(ctx.event(
                     Some(id),
                     EventKind::CheckRun {
                         sha: sha.clone(),
-                        gate: gate.clone(),
+                        check: check.clone(),
                         exit_code: 0,
                         duration_ms: 0,
                         cached: true,
@@ -141,13 +125,14 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                 ));
                 continue;
             }
-            let r = run_gate(gate, &dir, id)?;
-            let line = json!({ "t": ctx.stamp, "sha": sha, "item": id, "gate": gate, "exit_code": r.exit_code, "duration_ms": r.duration_ms });
-            crate::journal::file::append_raw(&cache_file(hall, &key), &line.to_string())?;
+            let r = run_check(check, &dir, id)?;
+            let line = json!({ "t": ctx.stamp, "sha": sha, "item": id, "check": check, "exit_code": r.exit_code, "duration_ms": r.duration_ms });
+            let cache_path = cache_file(hall, &key);
+            crate::journal::file::append_raw(&cache_path, &line.to_string())?;
             let (output, log) = if r.exit_code == 0 {
                 (None, None)
             } else {
-                failed.push(gate.clone());
+                failed.push(check.clone());
                 let compact: String = ctx
                     .stamp
                     .chars()
@@ -155,23 +140,24 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                     .collect();
                 let name = unique_log(
                     &logs,
-                    &format!("{compact}-{id}-{}", crate::template::slug(gate)),
+                    &format!("{compact}-{id}-{}", crate::template::slug(check)),
                 );
-                crate::journal::file::write_atomic(&logs.join(&name), r.output.as_bytes())?;
+                let log_path = logs.join(&name);
+                crate::journal::file::write_atomic(&log_path, r.output.as_bytes()).at(&log_path)?;
                 let input = CondenseInput {
-                    command: gate.clone(),
+                    command: check.clone(),
                     exit_code: r.exit_code,
                     output: r.output.clone(),
                     log: name.clone(),
                 };
-                let (text, _, _, _) = crate::commands::run::condense(Some(hall), &input);
-                (Some(text), Some(name))
+                let view = crate::hall::condense::condense(Some(hall), &input);
+                (Some(view.text), Some(name))
             };
             events.push(ctx.event(
                 Some(id),
                 EventKind::CheckRun {
                     sha: sha.clone(),
-                    gate: gate.clone(),
+                    check: check.clone(),
                     exit_code: r.exit_code,
                     duration_ms: r.duration_ms,
                     cached: false,
@@ -182,12 +168,12 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         }
     }
     let max = config.max_check_failures;
-    let tx = hall.journal.transact(id, |now, _| {
-        // The item may have been pulled back while the gates ran: record nothing then.
-        if now.state != crate::item::State::Checks || now.sha.as_deref() != Some(&sha) {
-            return Ok(Vec::new());
+    let applied = hall.change(ctx, id).grounded_on(events).apply_with(|now| {
+        // The item may have been pulled back while the checks ran: record nothing then.
+        if now.state != State::Checks || now.sha.as_ref() != Some(&sha) {
+            return None;
         }
-        let action = if failed.is_empty() {
+        Some(if failed.is_empty() {
             Action::ChecksPassed { sha: sha.clone() }
         } else {
             Action::ChecksFailed {
@@ -195,27 +181,22 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                 failed: failed.clone(),
                 max_check_failures: max,
             }
-        };
-        let kinds = decide(now, &action).map_err(|r| crate::commands::refused(id, r))?;
-        let mut out = events.clone();
-        out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
-        Ok(out)
+        })
     })?;
-    sync_queue(hall, &tx.after)?;
-    let did = if tx.appended.is_empty() {
+    let did = if !applied.changed() {
         "checks finished after the item moved; nothing recorded".to_string()
     } else if failed.is_empty() {
         format!(
             "{} green at {}",
-            count(gates.len(), "gate", "gates"),
-            crate::commands::short(&sha)
+            count(checks.len(), "check", "checks"),
+            sha.short()
         )
     } else {
         format!("failed: {}", failed.join(", "))
     };
     Ok(Step {
         did,
-        after: tx.after,
+        after: applied.after,
     })
 }
 
@@ -229,7 +210,7 @@ fn unique_log(dir: &Path, stem: &str) -> String {
     name
 }
 
-/// `1 gate`, `2 gates`.
+/// `1 check`, `2 checks`.
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }

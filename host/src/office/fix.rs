@@ -10,12 +10,14 @@
 
 use std::path::Path;
 
-use super::runner::{self, Kind, RunSpec};
+use super::runs::{self, failed, stopped, usage_events};
 use super::{Step, budget, review};
-use crate::commands::{Ctx, Hall, short};
-use crate::error::{HallError, Result};
+use crate::claude::{Headless, RunSpec};
+use crate::error::{HallError, IoContext, Result};
 use crate::git;
-use crate::item::{Action, EventKind, Item, ItemId, State, decide, fold};
+use crate::hall::confine::{RunKind, Scope};
+use crate::hall::{Ctx, Hall};
+use crate::item::{Action, EventKind, Item, ItemId, Sha, State};
 
 /// Open findings and failing checks, as the fixer (and `hall findings`) sees them.
 pub fn brief(
@@ -49,13 +51,13 @@ pub fn brief(
             match &e.kind {
                 EventKind::CheckRun {
                     sha: s,
-                    gate,
+                    check,
                     exit_code,
                     output,
                     log,
                     ..
                 } if s == sha && *exit_code != 0 => checks.push(FailedCheck {
-                    gate: gate.clone(),
+                    check: check.clone(),
                     exit_code: *exit_code,
                     output: output.clone().unwrap_or_default(),
                     log: log.clone(),
@@ -72,14 +74,15 @@ pub fn brief(
 
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct FailedCheck {
-    pub gate: String,
+    /// The check's command line.
+    pub check: String,
     pub exit_code: i32,
     /// The condensed output.
     pub output: String,
     /// The whole output (`hall run --show <log>`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
-    pub sha: String,
+    pub sha: Sha,
 }
 
 /// The fixer's prompt.
@@ -88,14 +91,14 @@ pub fn prompt(id: ItemId, item: &Item, events: &[crate::item::Event]) -> String 
     let mut p = format!(
         "Fix {id} (\"{}\") in this worktree, at {}.\n\n",
         item.title,
-        short(item.sha.as_deref().unwrap_or(""))
+        item.sha.as_ref().map(Sha::short).unwrap_or("")
     );
     if !checks.is_empty() {
         p.push_str("# Failing checks\n\n");
         for c in &checks {
             p.push_str(&format!(
                 "## `{}` exited {}\n\n{}\n",
-                c.gate,
+                c.check,
                 c.exit_code,
                 review::clip(
                     c.output.trim_end().to_string(),
@@ -119,7 +122,7 @@ pub fn prompt(id: ItemId, item: &Item, events: &[crate::item::Event]) -> String 
     }
     let ids: Vec<&str> = open.iter().map(|f| f.id.as_str()).collect();
     p.push_str(&format!(
-        "Fix the causes, run the gates with `hall run -- <gate>`, commit, then run `hall fixed {}` (add `--dispute <id> --reason \"…\"` for a finding you show is wrong). Never push, and never run `hall ready`, `retry`, `drop` or `verdict`.\n",
+        "Fix the causes, run the checks with `hall run -- <check>`, commit, then run `hall fixed {}` (add `--dispute <id> --reason \"…\"` for a finding you show is wrong). Never push, and never run `hall ready`, `retry`, `drop` or `verdict`.\n",
         if ids.is_empty() { "<ids>".to_string() } else { ids.join(" ") }
     ));
     p
@@ -143,17 +146,16 @@ pub fn command(
     prompt_file: &Path,
 ) -> RunSpec {
     let config = &hall.config;
-    let timeout = review::timeout(config.budget.fix.timeout.as_deref(), 30 * 60);
-    let mut env = runner::base_env(Kind::Fix, "fixer", &id.to_string());
+    let timeout = runs::timeout(config.budget.fix.timeout.as_deref(), 30 * 60);
+    let mut env = runs::base_env(RunKind::Fix, "fixer", id);
     if !is_claude(&config.fixer) {
         env.push(("HALL_PROMPT_FILE".into(), prompt_file.display().to_string()));
-        let mut shell = crate::platform::shell(&config.fixer);
+        let shell = crate::platform::shell(&config.fixer);
         let program = shell.get_program().to_string_lossy().into_owned();
         let args = shell
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        let _ = &mut shell;
         return RunSpec {
             role: "fix".into(),
             program,
@@ -169,57 +171,42 @@ pub fn command(
     }
     let mut words = config.fixer.split_whitespace().map(str::to_string);
     let program = words.next().unwrap_or_else(|| "claude".into());
-    let git_dir = git::run(wt, &["rev-parse", "--absolute-git-dir"])
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| wt.join(".git"));
-    let scope = crate::confine::Scope {
+    let git_dir = git::absolute_git_dir(wt).unwrap_or_else(|_| wt.join(".git"));
+    let scope = Scope {
         repo: &hall.repo,
         checkout: wt,
         base: &config.base,
         domains: &config.sandbox.domains,
     };
-    let _ = crate::confine::prepare(&scope);
-    let settings = runner::confinement(
+    let _ = crate::hall::confine::prepare(&scope);
+    let settings = crate::hall::confine::run_settings(
         config,
-        Kind::Fix,
+        RunKind::Fix,
         &[wt.to_path_buf()],
         &[wt.to_path_buf(), git_dir, std::env::temp_dir()],
         Some(&scope),
     );
-    let mut args: Vec<String> = words.collect();
-    if !args.iter().any(|a| a == "-p" || a == "--print") {
-        args.push("-p".into());
-    }
-    args.extend([
-        "--plugin-dir".to_string(),
-        plugin.display().to_string(),
-        "--agent".into(),
-        "hallmark:fixer".into(),
-        "--output-format".into(),
-        "stream-json".into(),
-        "--verbose".into(),
-        "--model".into(),
-        config.budget.fix_model.clone(),
-        "--permission-mode".into(),
-        "acceptEdits".into(),
-        "--strict-mcp-config".into(),
-        "--settings".into(),
-        settings.to_string(),
-    ]);
-    runner::finish_args(
-        &mut args,
-        config,
-        config.budget.fix.max_usd.as_ref(),
-        2.0,
+    let args = Headless {
+        lead: words.collect(),
+        plugin_dir: Some(plugin),
+        agent: Some("hallmark:fixer"),
+        model: Some(&config.budget.fix_model),
+        permission_mode: Some("acceptEdits"),
+        strict_mcp: true,
+        settings: Some(&settings),
+        max_budget_usd: runs::max_usd(config.budget.fix.max_usd.as_ref(), 2.0),
+        extra: &config.claude_args,
         prompt,
-    );
+        ..Headless::default()
+    }
+    .args();
     RunSpec {
         role: "fix".into(),
         program,
         args,
         cwd: wt.to_path_buf(),
         env,
-        remove_env: runner::removed_env(config),
+        remove_env: runs::removed_env(config),
         timeout,
         structured: false,
         stream_json: true,
@@ -238,38 +225,32 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     }
     let wt = hall.worktree_of(item);
     if !wt.is_dir() {
-        let after = review::failed(
-            hall,
-            ctx,
-            id,
-            ("fix", &format!("the worktree {} is gone", wt.display()), ""),
-            Vec::new(),
-            &sha,
-        )?;
+        let why = format!("the worktree {} is gone", wt.display());
+        let after = failed(hall, ctx, id, ("fix", &why, ""), Vec::new(), &sha)?;
         return Ok(Step {
             did: "the worktree is gone".into(),
             after,
         });
     }
-    let events = hall.journal.read_item(id)?.events;
+    let events = hall.events(id)?;
     let prompt = prompt(id, item, &events);
-    let plugin = crate::commands::setup::ensure_plugin()?;
-    let runs = runner::runs_dir(&hall.journal.item_dir(id));
-    std::fs::create_dir_all(&runs)?;
-    let prompt_file = runs.join("fix-prompt.md");
-    std::fs::write(&prompt_file, &prompt)?;
-    let head_before = git::head(&wt).unwrap_or_default();
+    let plugin = crate::hall::plugin::ensure_plugin()?;
+    let runs_dir = crate::claude::runs_dir(&hall.journal.item_dir(id));
+    std::fs::create_dir_all(&runs_dir).at(&runs_dir)?;
+    let prompt_file = runs_dir.join("fix-prompt.md");
+    std::fs::write(&prompt_file, &prompt).at(&prompt_file)?;
+    let head_before = git::head(&wt).ok();
     let spec = command(hall, id, &plugin, &wt, &prompt, &prompt_file);
-    let all = runner::run_with_fallback(&runs, &ctx.stamp, &spec)?;
+    let all = crate::claude::run_with_fallback(&*hall.runner, &runs_dir, &ctx.stamp, &spec)?;
     let usage: Vec<crate::item::Event> = all
         .iter()
-        .flat_map(|o| review::usage_events(ctx, id, "fix", o))
+        .flat_map(|o| usage_events(ctx, id, "fix", o))
         .collect();
     let Some(o) = all.last() else {
         return Err(HallError::internal("no run outcome"));
     };
-    let now = fold(&hall.journal.read_item(id)?.events);
-    if now.state != State::Fixing || now.sha.as_deref() != Some(&sha) {
+    let now = hall.item(id)?;
+    if now.state != State::Fixing || now.sha.as_ref() != Some(&sha) {
         // The fixer submitted with `hall fixed` (or a person moved the item).
         hall.journal.append_item(id, &usage)?;
         return Ok(Step {
@@ -277,41 +258,36 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             after: now,
         });
     }
-    if let Some(step) = review::stopped(hall, ctx, id, item, ("fix", &sha), o, &usage)? {
+    if let Some(step) = stopped(hall, ctx, id, item, ("fix", &sha), o, &usage)? {
         return Ok(step);
     }
-    let head = git::head(&wt).unwrap_or_default();
+    let head = git::head(&wt).ok();
     let dirty = git::dirty_paths(&wt).unwrap_or_default();
-    if !dirty.is_empty() || head == head_before || head == sha {
+    let Some(head) =
+        head.filter(|h| dirty.is_empty() && head_before.as_ref() != Some(h) && *h != sha)
+    else {
         let why = if dirty.is_empty() {
             "the fixer committed nothing".to_string()
         } else {
             format!("the fixer left uncommitted changes: {}", dirty.join(", "))
         };
-        let after = review::failed(hall, ctx, id, ("fix", &why, &o.run), usage, &sha)?;
+        let after = failed(hall, ctx, id, ("fix", &why, &o.run), usage, &sha)?;
         return Ok(Step { did: why, after });
-    }
+    };
     // Committed without `hall fixed`: resubmit on its behalf, claiming nothing.
-    let tx = hall.journal.transact(id, |now, _| {
-        let kinds = decide(
-            now,
-            &Action::FixSubmitted {
-                sha: head.clone(),
-                fixed: Vec::new(),
-                disputed: Vec::new(),
-            },
-        )
-        .map_err(|r| crate::commands::refused(id, r))?;
-        let mut out = usage.clone();
-        out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
-        Ok(out)
-    })?;
-    crate::commands::sync_queue(hall, &tx.after)?;
+    let applied = hall
+        .change(ctx, id)
+        .recording(usage)
+        .apply(Action::FixSubmitted {
+            sha: head.clone(),
+            fixed: Vec::new(),
+            disputed: Vec::new(),
+        })?;
     Ok(Step {
         did: format!(
             "the fixer committed {} without `hall fixed`; resubmitted",
-            short(&head)
+            head.short()
         ),
-        after: tx.after,
+        after: applied.after,
     })
 }

@@ -1,17 +1,18 @@
 //! Leases: one worker per item, and no more workers per phase than `[parallel]` allows.
 //!
 //! A lease is a small file under `leases/`, written and read under one lock. It names
-//! its holder, the holder's process and an expiry on the wall clock (never `HALL_NOW`,
-//! which tests freeze). A lease whose time ran out, or whose process is known to have
+//! its holder, the holder's process and an expiry on the wall clock
+//! ([`crate::clock::wall_secs`], never `HALL_NOW`, which tests freeze). A lease whose time ran out, or whose process is known to have
 //! exited, is free again, so a daemon killed mid-pass loses nothing: the work is taken
 //! up by the next one, and the journal's transition checks keep it from being done twice.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{HallError, Result};
+use super::{Phase, Role};
+use crate::error::{HallError, IoContext, Result};
 use crate::item::ItemId;
 
 /// How long a lease lasts without renewal (`HALL_LEASE_TTL` overrides, e.g. `5s`).
@@ -25,10 +26,10 @@ pub fn ttl() -> Duration {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Lease {
     pub item: ItemId,
-    /// `assayer`, `fixer`, `shipper`.
-    pub role: String,
-    /// `checks`, `review`, `fix`, `ship`: what `[parallel]` counts.
-    pub phase: String,
+    /// Who does the step.
+    pub role: Role,
+    /// What `[parallel]` counts.
+    pub phase: Phase,
     pub holder: String,
     /// The holding process, or 0 for an agent's lease from `hall next`, which outlives
     /// the command that took it and ends only by expiry or release.
@@ -53,16 +54,14 @@ pub enum Claim {
     Held(Lease),
     /// The phase is at its `[parallel]` limit.
     Full {
-        phase: String,
+        phase: Phase,
         limit: u32,
     },
 }
 
+/// Seconds since the epoch on the wall clock, which leases expire by.
 pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    crate::clock::wall_secs()
 }
 
 fn dir(root: &Path) -> PathBuf {
@@ -74,13 +73,16 @@ fn file(root: &Path, id: ItemId) -> PathBuf {
 }
 
 fn locked(root: &Path) -> Result<std::fs::File> {
-    std::fs::create_dir_all(dir(root))?;
+    let dir = dir(root);
+    std::fs::create_dir_all(&dir).at(&dir)?;
+    let path = dir.join(".lock");
     let f = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(dir(root).join(".lock"))?;
-    fs4::FileExt::lock(&f)?;
+        .open(&path)
+        .at(&path)?;
+    fs4::FileExt::lock(&f).at(&path)?;
     Ok(f)
 }
 
@@ -109,24 +111,23 @@ pub fn current(root: &Path, id: ItemId) -> Option<Lease> {
     read(&file(root, id)).filter(|l| l.live(unix_now()))
 }
 
-/// Claims `id` for `holder` in `phase`, unless another live holder has it or the
-/// phase is full. Claiming again as the same holder renews the lease.
-/// What a claim asks for: the role, the phase `[parallel]` counts, and its limit.
-pub struct Want<'a> {
-    pub role: &'a str,
-    pub phase: &'a str,
+/// What a claim asks for: the phase `[parallel]` counts, and its limit.
+pub struct Want {
+    pub phase: Phase,
     pub limit: u32,
 }
 
+/// Claims `id` for `holder` in `phase`, unless another live holder has it or the
+/// phase is full. Claiming again as the same holder renews the lease.
 pub fn claim(
     root: &Path,
     id: ItemId,
-    want: &Want<'_>,
+    want: &Want,
     holder: &str,
     pid: u32,
     ttl: Duration,
 ) -> Result<Claim> {
-    let Want { role, phase, limit } = *want;
+    let Want { phase, limit } = *want;
     let _lock = locked(root)?;
     let now = unix_now();
     if let Some(l) = read(&file(root, id))
@@ -141,32 +142,34 @@ pub fn claim(
         .count() as u32;
     if busy >= limit.max(1) {
         return Ok(Claim::Full {
-            phase: phase.to_string(),
+            phase,
             limit: limit.max(1),
         });
     }
     let lease = Lease {
         item: id,
-        role: role.to_string(),
-        phase: phase.to_string(),
+        role: phase.role(),
+        phase,
         holder: holder.to_string(),
         pid,
         taken: now,
         expires: now + ttl.as_secs().max(1),
     };
     let bytes = serde_json::to_vec(&lease).map_err(HallError::internal)?;
-    crate::journal::file::write_atomic(&file(root, id), &bytes)?;
+    let path = file(root, id);
+    crate::journal::file::write_atomic(&path, &bytes).at(&path)?;
     Ok(Claim::Taken(lease))
 }
 
 /// Gives the item back, if `holder` still has it.
 pub fn release(root: &Path, id: ItemId, holder: &str) -> Result<()> {
     let _lock = locked(root)?;
-    if read(&file(root, id)).is_some_and(|l| l.holder == holder) {
-        match std::fs::remove_file(file(root, id)) {
+    let path = file(root, id);
+    if read(&path).is_some_and(|l| l.holder == holder) {
+        match std::fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(HallError::io(&path, e)),
         }
     }
     Ok(())
@@ -179,7 +182,8 @@ pub fn renew(root: &Path, holder: &str, ttl: Duration) -> Result<()> {
     for mut l in live(root).into_iter().filter(|l| l.holder == holder) {
         l.expires = now + ttl.as_secs().max(1);
         let bytes = serde_json::to_vec(&l).map_err(HallError::internal)?;
-        crate::journal::file::write_atomic(&file(root, l.item), &bytes)?;
+        let path = file(root, l.item);
+        crate::journal::file::write_atomic(&path, &bytes).at(&path)?;
     }
     Ok(())
 }
@@ -198,8 +202,7 @@ mod tests {
                 root,
                 ItemId(1),
                 &Want {
-                    role: "assayer",
-                    phase: "review",
+                    phase: Phase::Review,
                     limit: 1
                 },
                 "a",
@@ -210,7 +213,7 @@ mod tests {
             Claim::Taken(_)
         ));
         assert!(matches!(
-            claim(root, ItemId(1), &Want { role: "assayer", phase: "review", limit: 1 }, "b", std::process::id(), ttl).unwrap(),
+            claim(root, ItemId(1), &Want { phase: Phase::Review, limit: 1 }, "b", std::process::id(), ttl).unwrap(),
             Claim::Held(l) if l.holder == "a"
         ));
         assert!(matches!(
@@ -218,8 +221,7 @@ mod tests {
                 root,
                 ItemId(2),
                 &Want {
-                    role: "assayer",
-                    phase: "review",
+                    phase: Phase::Review,
                     limit: 1
                 },
                 "b",
@@ -234,8 +236,7 @@ mod tests {
                 root,
                 ItemId(2),
                 &Want {
-                    role: "assayer",
-                    phase: "checks",
+                    phase: Phase::Checks,
                     limit: 1
                 },
                 "b",
@@ -263,8 +264,8 @@ mod tests {
         child.wait().unwrap();
         let lease = Lease {
             item: ItemId(3),
-            role: "assayer".into(),
-            phase: "review".into(),
+            role: Role::Assayer,
+            phase: Phase::Review,
             holder: "dead".into(),
             pid,
             taken: unix_now(),
@@ -277,8 +278,7 @@ mod tests {
                 root,
                 ItemId(3),
                 &Want {
-                    role: "assayer",
-                    phase: "review",
+                    phase: Phase::Review,
                     limit: 1
                 },
                 "alive",

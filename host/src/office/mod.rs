@@ -3,9 +3,10 @@
 //! sessions that asked, the watchman). Each worker does one step for one item under
 //! that item's lease; the daemon schedules them, and `hall next` hands them to agents.
 //!
-//! Every step ends in a journal transaction that re-checks the item's state and SHA, so
-//! a step that lost a race (a pull-back mid-review, a second daemon) records nothing
-//! that contradicts the journal, and a repeated step never duplicates a verdict or a
+//! Every step ends in one change through the service layer's transition path
+//! (`Hall::change`), which re-checks the item's state and SHA under the lock, so a step
+//! that lost a race (a pull-back mid-review, a second daemon) records nothing that
+//! contradicts the journal, and a repeated step never duplicates a verdict or a
 //! hallmark.
 
 pub mod budget;
@@ -14,18 +15,22 @@ pub mod fix;
 pub mod lease;
 pub mod resume;
 pub mod review;
-pub mod runner;
+pub mod runs;
 pub mod ship;
 pub mod verdict;
+pub mod watchman;
 
-use serde::Serialize;
+use std::fmt;
 
-use crate::commands::{Ctx, Hall};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use crate::error::Result;
-use crate::item::{Item, ItemId, State, fold};
+use crate::hall::{Ctx, Hall};
+use crate::item::{Action, HoldKind, Item, ItemId, State};
 
 /// Who does a step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Assayer,
@@ -34,6 +39,8 @@ pub enum Role {
 }
 
 impl Role {
+    pub const ALL: [Role; 3] = [Role::Assayer, Role::Fixer, Role::Shipper];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Assayer => "assayer",
@@ -43,9 +50,69 @@ impl Role {
     }
 
     pub fn parse(s: &str) -> Option<Role> {
-        [Role::Assayer, Role::Fixer, Role::Shipper]
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A kind of step, as `[parallel]` counts them: how many of each may run at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The repository's checks on the frozen commit.
+    Checks,
+    /// The principal engineer's review.
+    Review,
+    /// The fixer's run.
+    Fix,
+    /// Rebase, ship and close.
+    Ship,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Checks => "checks",
+            Phase::Review => "review",
+            Phase::Fix => "fix",
+            Phase::Ship => "ship",
+        }
+    }
+
+    /// Who does steps of this phase.
+    pub fn role(self) -> Role {
+        match self {
+            Phase::Checks | Phase::Review => Role::Assayer,
+            Phase::Fix => Role::Fixer,
+            Phase::Ship => Role::Shipper,
+        }
+    }
+
+    /// Whether the phase runs a model (and so waits out a pause of the model workers).
+    pub fn runs_a_model(self) -> bool {
+        matches!(self, Phase::Review | Phase::Fix)
+    }
+
+    /// How many steps of this phase may run at once in the repository.
+    pub fn limit(self, hall: &Hall) -> u32 {
+        let p = &hall.config.parallel;
+        match self {
+            Phase::Checks => p.checks,
+            Phase::Review => p.review,
+            Phase::Fix => p.fix,
+            Phase::Ship => p.ship,
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -55,99 +122,80 @@ pub struct Step {
     pub after: Item,
 }
 
-/// The phase `[parallel]` counts for an item's next step, with the role that does it;
-/// `None` when the loop has nothing to do (a person's turn, a hold, a terminal state).
-pub fn work_for(item: &Item) -> Option<(Role, &'static str)> {
+/// The phase of an item's next step; `None` when the loop has nothing to do (a
+/// person's turn, a hold, a terminal state).
+pub fn work_for(item: &Item) -> Option<Phase> {
     if item.hold.is_some() {
         return None;
     }
     match item.state {
-        State::Checks => Some((Role::Assayer, "checks")),
-        State::Review => Some((Role::Assayer, "review")),
-        State::Fixing => Some((Role::Fixer, "fix")),
-        State::Hallmarked => Some((Role::Shipper, "ship")),
+        State::Checks => Some(Phase::Checks),
+        State::Review => Some(Phase::Review),
+        State::Fixing => Some(Phase::Fix),
+        State::Hallmarked => Some(Phase::Ship),
         _ => None,
     }
 }
 
-/// How many of `phase` may run at once in this repository.
-pub fn limit(hall: &Hall, phase: &str) -> u32 {
-    let p = &hall.config.parallel;
-    match phase {
-        "checks" => p.checks,
-        "review" => p.review,
-        "fix" => p.fix,
-        _ => p.ship,
-    }
-}
-
-/// The context a worker writes with: its role as the actor, the time now.
-pub fn worker_ctx(hall: &Hall, role: Role) -> Result<Ctx> {
-    let now = crate::clock::now();
-    Ok(Ctx {
-        cwd: hall.repo.main_root.clone(),
-        stamp: crate::clock::stamp(now),
-        now,
-        actor: role.as_str().to_string(),
-    })
+/// The context a worker writes with: its role as the actor, `ctx`'s clock and place.
+pub fn worker_ctx(hall: &Hall, clock: crate::clock::Clock, role: Role) -> Ctx {
+    Ctx::at(hall.repo.main_root.clone(), clock, role.as_str())
 }
 
 /// Does one step for `id` (the caller holds its lease). `None` when the item has no
 /// work for `role` any more.
-pub fn step(hall: &Hall, id: ItemId, role: Role) -> Result<Option<Step>> {
-    let item = fold(&hall.journal.read_item(id)?.events);
-    let Some((want, phase)) = work_for(&item) else {
+pub fn step(
+    hall: &Hall,
+    clock: crate::clock::Clock,
+    id: ItemId,
+    role: Role,
+) -> Result<Option<Step>> {
+    let item = hall.item(id)?;
+    let Some(phase) = work_for(&item) else {
         return Ok(None);
     };
-    if want != role {
+    if phase.role() != role {
         return Ok(None);
     }
-    let ctx = worker_ctx(hall, role)?;
+    let ctx = worker_ctx(hall, clock, role);
     let step = match phase {
-        "checks" => checks::run(hall, &ctx, id, &item)?,
-        "review" => review::run(hall, &ctx, id, &item)?,
-        "fix" => fix::run(hall, &ctx, id, &item)?,
-        _ => ship::run(hall, &ctx, id, &item)?,
+        Phase::Checks => checks::run(hall, &ctx, id, &item)?,
+        Phase::Review => review::run(hall, &ctx, id, &item)?,
+        Phase::Fix => fix::run(hall, &ctx, id, &item)?,
+        Phase::Ship => ship::run(hall, &ctx, id, &item)?,
     };
     Ok(Some(step))
 }
 
 /// Holds the item for a person (unless it already is), and returns it.
-pub fn hold(
-    hall: &Hall,
-    ctx: &Ctx,
-    id: ItemId,
-    kind: crate::item::HoldKind,
-    reason: &str,
-) -> Result<Item> {
-    let tx = hall.journal.transact(id, |now, _| {
-        if now.hold.is_some() {
-            return Ok(Vec::new());
-        }
-        let action = crate::item::Action::Hold {
+pub fn hold(hall: &Hall, ctx: &Ctx, id: ItemId, kind: HoldKind, reason: &str) -> Result<Item> {
+    let applied = hall.change(ctx, id).apply_with(|now| {
+        now.hold.is_none().then(|| Action::Hold {
             kind,
             reason: reason.to_string(),
-        };
-        let kinds =
-            crate::item::decide(now, &action).map_err(|r| crate::commands::refused(id, r))?;
-        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+        })
     })?;
-    Ok(tx.after)
+    Ok(applied.after)
 }
 
-/// Claims `id` for `role`'s `phase` with a lease, within the phase's `[parallel]`
-/// limit. `pid` is the holding process, or 0 for an agent's lease (`hall next`).
+/// Holds the item and says so as the step's result.
+pub fn held(hall: &Hall, ctx: &Ctx, id: ItemId, kind: HoldKind, reason: String) -> Result<Step> {
+    let after = hold(hall, ctx, id, kind, &reason)?;
+    Ok(Step { did: reason, after })
+}
+
+/// Claims `id` for `phase` with a lease, within the phase's `[parallel]` limit. `pid`
+/// is the holding process, or 0 for an agent's lease (`hall next`).
 pub fn claim(
     hall: &Hall,
     id: ItemId,
-    (role, phase): (Role, &str),
+    phase: Phase,
     holder: &str,
     pid: u32,
 ) -> Result<lease::Claim> {
     let want = lease::Want {
-        role: role.as_str(),
         phase,
-        limit: limit(hall, phase),
+        limit: phase.limit(hall),
     };
     lease::claim(hall.journal.root(), id, &want, holder, pid, lease::ttl())
 }

@@ -2,16 +2,17 @@
 //! journal says so), and an answered question's session is resumed with the answer,
 //! `claude -p --resume <session> "<answer>"`, once.
 
-use super::review::usage_events;
-use super::runner::{self, Kind, RunSpec};
-use crate::commands::{Ctx, Hall};
+use super::runs::{self, usage_events};
+use crate::claude::{Headless, RunSpec};
 use crate::error::Result;
+use crate::hall::confine::{RunKind, Scope};
+use crate::hall::{Ctx, Hall};
 use crate::item::{EventKind, ItemId, QuestionId, fold};
 
 /// Whether a pass would do anything: a question whose wait ran out, or an answer whose
 /// session hasn't been resumed yet.
-pub fn pending(hall: &Hall) -> Result<bool> {
-    let now = crate::clock::stamp(crate::clock::now());
+pub fn pending(hall: &Hall, ctx: &Ctx) -> Result<bool> {
+    let now = ctx.stamp.clone();
     let questions = hall.index()?.questions(false)?;
     Ok(questions
         .iter()
@@ -38,25 +39,27 @@ pub fn run(hall: &Hall, ctx: &Ctx) -> Result<Vec<String>> {
             && until.as_str() <= ctx.stamp.as_str()
         {
             let qid = QuestionId(q.qid);
-            let written = hall.journal.append_checked(Some(id), |events| {
-                let item = fold(events);
-                let open = item
-                    .questions
-                    .get(&q.qid)
-                    .is_some_and(|q| q.answer.is_none());
-                Ok(if open {
-                    vec![ctx.event(
-                        Some(id),
-                        EventKind::Answered {
-                            qid,
-                            answer: default.clone(),
-                            by_default: true,
-                        },
-                    )]
-                } else {
-                    Vec::new()
-                })
-            })?;
+            let written = hall
+                .journal
+                .append_checked(Some(id), |events| -> Result<_> {
+                    let item = fold(events);
+                    let open = item
+                        .questions
+                        .get(&q.qid)
+                        .is_some_and(|q| q.answer.is_none());
+                    Ok(if open {
+                        vec![ctx.event(
+                            Some(id),
+                            EventKind::Answered {
+                                qid,
+                                answer: default.clone(),
+                                by_default: true,
+                            },
+                        )]
+                    } else {
+                        Vec::new()
+                    })
+                })?;
             if !written.is_empty() {
                 did.push(format!(
                     "{qid}: nobody answered by {until}; took the default `{default}`"
@@ -92,53 +95,49 @@ fn resume(
     answer: &str,
     by_default: bool,
 ) -> Result<bool> {
-    let item = fold(&hall.journal.read_item(id)?.events);
+    let item = hall.item(id)?;
     let wt = hall.worktree_of(&item);
     let message = if by_default {
         format!("No one answered {qid} in time, so go ahead with the default: {answer}")
     } else {
         format!("The answer to {qid}: {answer}")
     };
-    let scope = crate::confine::Scope {
+    let scope = Scope {
         repo: &hall.repo,
         checkout: &wt,
         base: &hall.config.base,
         domains: &hall.config.sandbox.domains,
     };
-    let _ = crate::confine::prepare(&scope);
-    let settings = runner::confinement(
+    let _ = crate::hall::confine::prepare(&scope);
+    let settings = crate::hall::confine::run_settings(
         &hall.config,
-        Kind::Resume,
+        RunKind::Resume,
         std::slice::from_ref(&wt),
         std::slice::from_ref(&wt),
         Some(&scope),
     );
-    let mut args = vec![
-        "-p".to_string(),
-        "--resume".into(),
-        session.to_string(),
-        "--output-format".into(),
-        "stream-json".into(),
-        "--verbose".into(),
-        "--settings".into(),
-        settings.to_string(),
-    ];
-    args.extend(hall.config.claude_args.iter().cloned());
-    args.push(message.clone());
+    let args = Headless {
+        resume: Some(session),
+        settings: Some(&settings),
+        extra: &hall.config.claude_args,
+        prompt: &message,
+        ..Headless::default()
+    }
+    .args();
     let spec = RunSpec {
         role: "resume".into(),
         program: "claude".into(),
         args,
         cwd: wt,
-        env: runner::base_env(Kind::Resume, "agent", &id.to_string()),
-        remove_env: runner::removed_env(&hall.config),
-        timeout: super::review::timeout(None, 30 * 60),
+        env: runs::base_env(RunKind::Resume, "agent", id),
+        remove_env: runs::removed_env(&hall.config),
+        timeout: runs::timeout(None, 30 * 60),
         structured: false,
         stream_json: true,
         prompt: message,
     };
-    let runs = runner::runs_dir(&hall.journal.item_dir(id));
-    let o = runner::run(&runs, &ctx.stamp, &spec)?;
+    let runs_dir = crate::claude::runs_dir(&hall.journal.item_dir(id));
+    let o = hall.runner.run(&runs_dir, &ctx.stamp, &spec)?;
     let mut events = usage_events(ctx, id, "resume", &o);
     let ok = o.failure.is_none();
     events.push(ctx.event(

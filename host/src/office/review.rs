@@ -9,20 +9,22 @@
 //! findings still open.
 
 use std::path::Path;
-use std::time::Duration;
 
-use super::runner::{self, Kind, RunSpec};
+use super::runs::{self, failed, stopped, usage_events};
 use super::{Step, budget, verdict};
-use crate::commands::{Ctx, Hall, short};
+use crate::claude::{Headless, RunSpec};
 use crate::error::{HallError, Result};
 use crate::git;
+use crate::hall::confine::{RunKind, Scope};
+use crate::hall::rules::BaseTip;
+use crate::hall::{Ctx, Hall, hallmark};
 use crate::item::event::Finding;
-use crate::item::{Action, Event, EventKind, Item, ItemId, decide};
+use crate::item::{Action, Event, EventKind, Item, ItemId, Sha, State};
 
 /// What the previous round left: the commit it reviewed and its findings, with the
 /// fixer's answers since.
 pub struct Previous {
-    pub sha: String,
+    pub sha: Sha,
     pub round: u32,
     pub open: Vec<Finding>,
     pub fixed: Vec<String>,
@@ -88,24 +90,17 @@ fn strip_frontmatter(text: &str) -> &str {
         .trim_start()
 }
 
-/// The rules files and `.hallmark/review.md` as the base branch has them.
-fn base_rules(hall: &Hall) -> (String, Vec<(String, String)>) {
-    let root = &hall.repo.main_root;
-    let Some(rev) = crate::policy::base_ref(root, &hall.config.base) else {
-        return (String::new(), Vec::new());
-    };
+/// The rules files and `.hallmark/review.md` as the base tip has them.
+fn base_rules(hall: &Hall, tip: &BaseTip) -> Vec<(String, String)> {
     let mut paths: Vec<String> = hall.config.rules.clone();
     paths.push(".hallmark/review.md".into());
-    let files = paths
+    paths
         .into_iter()
         .filter_map(|p| {
-            let out = git::output(root, &["show", &format!("{rev}:{p}")]).ok()?;
-            out.status
-                .success()
-                .then(|| (p, String::from_utf8_lossy(&out.stdout).into_owned()))
+            let bytes = git::show_file(&hall.repo.main_root, &tip.sha, &p).ok()??;
+            Some((p, String::from_utf8_lossy(&bytes).into_owned()))
         })
-        .collect();
-    (rev, files)
+        .collect()
 }
 
 /// Cuts `text` to `max` bytes (on a character boundary), saying where the rest is.
@@ -124,20 +119,23 @@ pub fn clip(text: String, max: usize) -> String {
     )
 }
 
-/// The review prompt for the item's current round.
+/// The review prompt for the item's current round. `tip` is the base branch's tip,
+/// read once for the whole step: the rules come from it, and the whole change is
+/// measured against it.
 pub fn prompt(
     hall: &Hall,
     id: ItemId,
     item: &Item,
     events: &[Event],
     dir: &Path,
+    tip: Option<&BaseTip>,
 ) -> Result<String> {
     let sha = item.sha.clone().unwrap_or_default();
     let base = &hall.config.base;
     let mut p = format!(
         "Review {id} round {}: commit {} against {base}.\n\nTitle: {}\n",
         item.round,
-        short(&sha),
+        sha.short(),
         item.title
     );
     if let Some(s) = &item.summary {
@@ -147,15 +145,15 @@ pub fn prompt(
         "\nThe checkout at {} holds exactly this commit; read any file there. Answer only by calling the StructuredOutput tool with the verdict.\n",
         dir.display()
     ));
-    if let Some(skill) = crate::commands::setup::plugin_file("skills/principal-review/SKILL.md") {
+    if let Some(skill) = crate::hall::plugin::plugin_file("skills/principal-review/SKILL.md") {
         p.push_str("\n# How to review\n\n");
         p.push_str(strip_frontmatter(skill));
     }
-    let (rev, rules) = base_rules(hall);
-    if !rules.is_empty() {
+    let rules = tip.map(|t| base_rules(hall, t)).unwrap_or_default();
+    if let (Some(tip), false) = (tip, rules.is_empty()) {
         p.push_str(&format!(
             "\n# The repository's rules (from {base} at {})\n",
-            short(&git::run(&hall.repo.main_root, &["rev-parse", &rev]).unwrap_or_default())
+            crate::item::sha::short(&tip.sha)
         ));
         for (path, text) in rules {
             let text = clip(
@@ -171,9 +169,9 @@ pub fn prompt(
             p.push_str(&format!(
                 "\n# What to review\n\nRound {} asked for changes at {}. Review only what changed since then ({}..{}), and decide for each open finding whether it is fixed. Findings still open go into this verdict again; one you leave out counts as fixed.\n\nOpen findings:\n",
                 prev.round,
-                short(&prev.sha),
-                short(&prev.sha),
-                short(&sha)
+                prev.sha.short(),
+                prev.sha.short(),
+                sha.short()
             ));
             for f in &prev.open {
                 let claim = if prev.fixed.contains(&f.id) {
@@ -185,18 +183,19 @@ pub fn prompt(
                 };
                 p.push_str(&format!("- {f}{claim}\n"));
             }
-            git::run(dir, &["diff", &format!("{}..{sha}", prev.sha)])?
+            git::diff(dir, &prev.sha, &sha)?
         }
         _ => {
-            let base_rev =
-                crate::policy::base_ref(&hall.repo.main_root, base).unwrap_or_else(|| base.clone());
-            let mb = git::run(dir, &["merge-base", &base_rev, &sha]).unwrap_or(base_rev);
+            let base_rev = tip.map(|t| t.sha.clone()).unwrap_or_else(|| base.clone());
+            let mb = git::merge_base(dir, &base_rev, &sha)
+                .map(Sha::into_string)
+                .unwrap_or(base_rev);
             p.push_str(&format!(
                 "\n# What to review\n\nThe whole change: {}..{}.\n",
-                short(&mb),
-                short(&sha)
+                crate::item::sha::short(&mb),
+                sha.short()
             ));
-            git::run(dir, &["diff", &format!("{mb}..{sha}")])?
+            git::diff(dir, &mb, &sha)?
         }
     };
     // The prompt is one argument: the diff gets what the platform's limit leaves.
@@ -210,137 +209,45 @@ pub fn prompt(
 /// The reviewer's command line, exactly as the loop runs it.
 pub fn command(hall: &Hall, id: ItemId, plugin: &Path, dir: &Path, prompt: &str) -> RunSpec {
     let config = &hall.config;
-    let scope = crate::confine::Scope {
+    let scope = Scope {
         repo: &hall.repo,
         checkout: dir,
         base: &config.base,
         domains: &config.sandbox.domains,
     };
-    let settings = runner::confinement(
+    let settings = crate::hall::confine::run_settings(
         config,
-        Kind::Review,
+        RunKind::Review,
         &[dir.to_path_buf()],
         &[],
         Some(&scope),
     );
-    let mut args: Vec<String> = vec![
-        "-p".into(),
-        "--plugin-dir".into(),
-        plugin.display().to_string(),
-        "--agent".into(),
-        "hallmark:principal-engineer".into(),
-        "--json-schema".into(),
-        verdict::SCHEMA_FILE.trim().to_string(),
-        "--output-format".into(),
-        "stream-json".into(),
-        "--verbose".into(),
-        "--model".into(),
-        config.budget.review_model.clone(),
-        "--setting-sources".into(),
-        "user".into(),
-        "--strict-mcp-config".into(),
-        "--settings".into(),
-        settings.to_string(),
-    ];
-    runner::finish_args(
-        &mut args,
-        config,
-        config.budget.review.max_usd.as_ref(),
-        6.0,
+    let args = Headless {
+        plugin_dir: Some(plugin),
+        agent: Some("hallmark:principal-engineer"),
+        json_schema: Some(verdict::SCHEMA_FILE.trim()),
+        model: Some(&config.budget.review_model),
+        setting_sources: Some("user"),
+        strict_mcp: true,
+        settings: Some(&settings),
+        max_budget_usd: runs::max_usd(config.budget.review.max_usd.as_ref(), 6.0),
+        extra: &config.claude_args,
         prompt,
-    );
+        ..Headless::default()
+    }
+    .args();
     RunSpec {
         role: "review".into(),
         program: "claude".into(),
         args,
         cwd: dir.to_path_buf(),
-        env: runner::base_env(Kind::Review, "assayer", &id.to_string()),
-        remove_env: runner::removed_env(config),
-        timeout: timeout(config.budget.review.timeout.as_deref(), 20 * 60),
+        env: runs::base_env(RunKind::Review, "assayer", id),
+        remove_env: runs::removed_env(config),
+        timeout: runs::timeout(config.budget.review.timeout.as_deref(), 20 * 60),
         structured: true,
         stream_json: true,
         prompt: prompt.to_string(),
     }
-}
-
-pub fn timeout(configured: Option<&str>, default_secs: u64) -> Duration {
-    if let Ok(v) = std::env::var("HALL_RUN_TIMEOUT")
-        && let Ok(d) = crate::clock::parse_duration(&v)
-    {
-        return d;
-    }
-    configured
-        .and_then(|t| crate::clock::parse_duration(t).ok())
-        .unwrap_or(Duration::from_secs(default_secs))
-}
-
-/// Usage events for a run's models.
-pub fn usage_events(ctx: &Ctx, id: ItemId, role: &str, o: &runner::RunOutcome) -> Vec<Event> {
-    o.usage
-        .iter()
-        .map(|u| {
-            let mut u = u.clone();
-            u.role = role.to_string();
-            ctx.event(Some(id), EventKind::Usage(u))
-        })
-        .collect()
-}
-
-/// Records a failed run (the second in a row holds the item).
-pub fn failed(
-    hall: &Hall,
-    ctx: &Ctx,
-    id: ItemId,
-    (role, reason, run): (&str, &str, &str),
-    mut extra: Vec<Event>,
-    sha: &str,
-) -> Result<Item> {
-    let tx = hall.journal.transact(id, |now, _| {
-        if now.sha.as_deref() != Some(sha) || now.hold.is_some() {
-            return Ok(std::mem::take(&mut extra));
-        }
-        let action = Action::RunFailed {
-            role: role.to_string(),
-            reason: reason.to_string(),
-            run: Some(run.to_string()),
-        };
-        let kinds = decide(now, &action).map_err(|r| crate::commands::refused(id, r))?;
-        let mut out: Vec<Event> = std::mem::take(&mut extra);
-        out.extend(kinds.into_iter().map(|k| ctx.event(Some(id), k)));
-        Ok(out)
-    })?;
-    Ok(tx.after)
-}
-
-/// What a run that stopped short records, for any role: the plan's rate limit pauses
-/// the model workers (nobody failed, the usage is kept); any other failure is a failed
-/// run. `None` when the run went through.
-pub fn stopped(
-    hall: &Hall,
-    ctx: &Ctx,
-    id: ItemId,
-    item: &Item,
-    (role, sha): (&str, &str),
-    o: &runner::RunOutcome,
-    usage: &[Event],
-) -> Result<Option<Step>> {
-    if o.rate_limited {
-        let why = o.failure.as_deref().unwrap_or("429");
-        let until = budget::pause_for_rate_limit(hall, ctx, why)?;
-        hall.journal.append_item(id, usage)?;
-        return Ok(Some(Step {
-            did: format!("paused by the plan's rate limit until {until}"),
-            after: item.clone(),
-        }));
-    }
-    let Some(why) = &o.failure else {
-        return Ok(None);
-    };
-    let after = failed(hall, ctx, id, (role, why, &o.run), usage.to_vec(), sha)?;
-    Ok(Some(Step {
-        did: format!("the {role} run failed: {why}"),
-        after,
-    }))
 }
 
 /// One review of an item in `review`.
@@ -354,20 +261,20 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     }
     // An approval is signed on the spot, so a key that can't be had stops the item
     // before the reviewer spends anything.
-    let signer = match verdict::signer(hall) {
+    let signer = match hallmark::signer(hall) {
         Ok(s) => s,
         Err(reason) => {
-            let after = super::hold(hall, ctx, id, crate::item::HoldKind::RunFailed, &reason)?;
-            return Ok(Step { did: reason, after });
+            return super::held(hall, ctx, id, crate::item::HoldKind::RunFailed, reason);
         }
     };
-    let dir = super::checks::checkout(hall, id, &sha)?;
-    let events = hall.journal.read_item(id)?.events;
-    let prompt = prompt(hall, id, item, &events, &dir)?;
-    let plugin = crate::commands::setup::ensure_plugin()?;
+    let dir = crate::hall::worktree::loop_checkout(hall, id, &sha)?;
+    let events = hall.events(id)?;
+    let tip = crate::hall::rules::base_tip_of(hall);
+    let prompt = prompt(hall, id, item, &events, &dir, tip.as_ref())?;
+    let plugin = crate::hall::plugin::ensure_plugin()?;
     let spec = command(hall, id, &plugin, &dir, &prompt);
-    let runs = runner::runs_dir(&hall.journal.item_dir(id));
-    let all = runner::run_with_fallback(&runs, &ctx.stamp, &spec)?;
+    let runs_dir = crate::claude::runs_dir(&hall.journal.item_dir(id));
+    let all = crate::claude::run_with_fallback(&*hall.runner, &runs_dir, &ctx.stamp, &spec)?;
     let usage: Vec<Event> = all
         .iter()
         .flat_map(|o| usage_events(ctx, id, "review", o))
@@ -384,61 +291,47 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         Ok(c) => c,
         Err(why) => {
             let reason = format!("the verdict room refused the verdict: {why}");
-            let mut extra = usage;
-            extra.push(used);
-            let after = failed(hall, ctx, id, ("review", &reason, &o.run), extra, &sha)?;
+            let mut records = usage;
+            records.push(used);
+            let after = failed(hall, ctx, id, ("review", &reason, &o.run), records, &sha)?;
             return Ok(Step { did: reason, after });
         }
     };
     let findings = verdict::findings(&checked, findings_so_far(&events) + 1);
     let model = o.usage.first().map(|u| u.model.clone());
     let max_rejects = hall.config.max_rejects;
-    let tx = hall.journal.transact(id, |now, events| {
-        if now.state != crate::item::State::Review || now.sha.as_deref() != Some(&sha) {
+    let applied = hall
+        .change(ctx, id)
+        .recording(usage)
+        .grounded_on([used])
+        .signed_by(&signer)
+        .apply_with(|now| {
             // Pulled back (or already decided) while the reviewer ran: keep the usage only.
-            return Ok(usage.clone());
-        }
-        let action = Action::Verdict {
-            sha: sha.clone(),
-            approved: checked.approved,
-            findings: findings.clone(),
-            model: model.clone(),
-            summary: Some(checked.summary.clone()),
-            by: None,
-            max_rejects,
-            seal: None,
-        };
-        let mut out = usage.clone();
-        out.push(used.clone());
-        out.extend(verdict::decide_signed(
-            hall,
-            ctx,
-            id,
-            (now, events),
-            action,
-            &signer,
-        )?);
-        Ok(out)
-    })?;
-    if tx.after.hallmark.as_deref() == Some(sha.as_str()) {
-        verdict::ensure_note(hall, id, &tx.after)?;
+            if now.state != State::Review || now.sha.as_ref() != Some(&sha) {
+                return None;
+            }
+            Some(Action::Verdict {
+                sha: sha.clone(),
+                approved: checked.approved,
+                findings: findings.clone(),
+                model: model.clone(),
+                summary: Some(checked.summary.clone()),
+                by: None,
+                max_rejects,
+                seal: None,
+            })
+        })?;
+    if applied.after.hallmark.as_ref() == Some(&sha) {
+        hallmark::ensure_note(hall, id, &applied.after)?;
     }
-    crate::commands::sync_queue(hall, &tx.after)?;
-    let did = if tx.after.state == crate::item::State::Hallmarked {
-        format!("approved; hallmark struck on {}", short(&sha))
-    } else if tx.after.state == crate::item::State::Escalated {
-        format!(
-            "changes requested ({}); escalated",
-            super::checks::count(findings.len(), "finding", "findings")
-        )
-    } else {
-        format!(
-            "changes requested ({})",
-            super::checks::count(findings.len(), "finding", "findings")
-        )
+    let n = super::checks::count(findings.len(), "finding", "findings");
+    let did = match applied.after.state {
+        State::Hallmarked => format!("approved; hallmark struck on {}", sha.short()),
+        State::Escalated => format!("changes requested ({n}); escalated"),
+        _ => format!("changes requested ({n})"),
     };
     Ok(Step {
         did,
-        after: tx.after,
+        after: applied.after,
     })
 }

@@ -16,42 +16,18 @@
 use std::path::Path;
 
 use super::Step;
-use super::verdict;
-use crate::commands::{Ctx, Hall, short};
-use crate::error::{Code, HallError, Result};
+use crate::error::{Code, HallError, IoContext, Result};
 use crate::git;
-use crate::hallmark::{self, NOTES_REF, Trust};
-use crate::item::{Action, EventKind, HoldKind, Item, ItemId, State, decide};
-
-fn patch_id(dir: &Path, from: &str, to: &str) -> Option<String> {
-    let diff = git::output(dir, &["diff", &format!("{from}..{to}")]).ok()?;
-    let mut child = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(["patch-id", "--stable"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .ok()?;
-    use std::io::Write;
-    child.stdin.take()?.write_all(&diff.stdout).ok()?;
-    let out = child.wait_with_output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    Some(text.split_whitespace().next().unwrap_or("").to_string())
-}
+use crate::hall::hallmark::{self, Trust};
+use crate::hall::{Ctx, Hall};
+use crate::item::{Action, EventKind, HoldKind, Item, ItemId, Sha, State};
 
 /// The base the item ships onto: origin's copy, freshly fetched, when there is one.
 fn latest_base(wt: &Path, base: &str) -> String {
-    if git::succeeds(wt, &["remote", "get-url", "origin"])
-        && git::succeeds(wt, &["fetch", "--quiet", "origin", base])
-        && git::succeeds(
-            wt,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("refs/remotes/origin/{base}"),
-            ],
-        )
+    let remote = format!("refs/remotes/origin/{base}");
+    if git::has_remote(wt, "origin")
+        && git::fetch(wt, "origin", base).is_ok()
+        && git::commit(wt, &remote).is_some()
     {
         return format!("origin/{base}");
     }
@@ -59,25 +35,17 @@ fn latest_base(wt: &Path, base: &str) -> String {
 }
 
 fn pull_back(hall: &Hall, ctx: &Ctx, id: ItemId, reason: String) -> Result<Step> {
-    let tx = hall.journal.transact(id, |now, _| {
-        let kinds = decide(
-            now,
-            &Action::RebaseFailed {
-                reason: reason.clone(),
-            },
-        )
-        .map_err(|r| crate::commands::refused(id, r))?;
-        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
+    let applied = hall.change(ctx, id).apply(Action::RebaseFailed {
+        reason: reason.clone(),
     })?;
     Ok(Step {
         did: reason,
-        after: tx.after,
+        after: applied.after,
     })
 }
 
 fn hold(hall: &Hall, ctx: &Ctx, id: ItemId, reason: String) -> Result<Step> {
-    let after = super::hold(hall, ctx, id, HoldKind::ShipFailed, &reason)?;
-    Ok(Step { did: reason, after })
+    super::held(hall, ctx, id, HoldKind::ShipFailed, reason)
 }
 
 /// The PR body and the review comment, from the journal.
@@ -134,80 +102,9 @@ fn review_text(id: ItemId, item: &Item, events: &[crate::item::Event]) -> (Strin
     body.push_str(&format!(
         "Hallmarked by Hallmark: {id}, round {}, commit {}.\n",
         item.round,
-        item.hallmark.as_deref().unwrap_or("")
+        item.hallmark.as_ref().map(Sha::as_str).unwrap_or("")
     ));
     (body, review)
-}
-
-/// Where origin's notes are fetched to before they are merged into ours.
-const ORIGIN_NOTES: &str = "refs/notes/hallmark-origin";
-
-/// A git command run as the shipper (the actor a reference hook would ask about).
-fn shipper_git(root: &Path, args: &[&str]) -> std::result::Result<String, String> {
-    let out = std::process::Command::new("git")
-        .current_dir(root)
-        .env("HALL_ACTOR", "shipper")
-        .args(args)
-        .output()
-        .map_err(|e| format!("could not run git: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// Pushes `refs/notes/hallmark` to origin: origin's notes are fetched and merged first
-/// (ours win only where both clones noted the same commit), so notes struck from other
-/// clones are kept, and the push is never forced. A push that loses a race is tried
-/// again from the fetch. Nothing to do without an origin.
-fn push_notes(root: &Path) -> std::result::Result<(), String> {
-    if !git::succeeds(root, &["remote", "get-url", "origin"]) {
-        return Ok(());
-    }
-    let mut last = String::new();
-    for _ in 0..3 {
-        let listed = shipper_git(root, &["ls-remote", "origin", NOTES_REF])?;
-        if !listed.is_empty() {
-            shipper_git(
-                root,
-                &[
-                    "fetch",
-                    "--quiet",
-                    "origin",
-                    &format!("+{NOTES_REF}:{ORIGIN_NOTES}"),
-                ],
-            )?;
-            shipper_git(
-                root,
-                &[
-                    "notes",
-                    &format!("--ref={NOTES_REF}"),
-                    "merge",
-                    "--quiet",
-                    "--strategy=ours",
-                    ORIGIN_NOTES,
-                ],
-            )?;
-        }
-        match shipper_git(
-            root,
-            &[
-                "push",
-                "--quiet",
-                "origin",
-                &format!("{NOTES_REF}:{NOTES_REF}"),
-            ],
-        ) {
-            Ok(_) => return Ok(()),
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
 }
 
 /// Why a hallmark that doesn't verify stops the ship, with the fix when there is one.
@@ -225,7 +122,7 @@ fn not_shippable(hall: &Hall, why: &hallmark::NotHallmarked) -> String {
 
 /// Ships one hallmarked item.
 pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
-    match verdict::ensure_note(hall, id, item) {
+    match hallmark::ensure_note(hall, id, item) {
         Ok(_) => {}
         Err(e) if e.code == Code::NotHallmarked => {
             let reason = format!("{}; next: `{}`", e.message, e.next.join("`, `"));
@@ -254,8 +151,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             id,
             format!(
                 "the branch moved to {} after the hallmark on {}",
-                short(&head),
-                short(&sha)
+                head.short(),
+                sha.short()
             ),
         );
     }
@@ -269,18 +166,17 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     if !git::is_ancestor(&wt, &base, &sha) {
         // The carried approval is signed anew, so the key must be at hand before the
         // branch is rebased.
-        let signer = match verdict::signer(hall) {
+        let signer = match hallmark::signer(hall) {
             Ok(s) => s,
             Err(reason) => return hold(hall, ctx, id, reason),
         };
-        let old_base = git::run(&wt, &["merge-base", &base, &sha])?;
-        if !git::succeeds(&wt, &["rebase", "--quiet", &base]) {
-            let _ = git::run(&wt, &["rebase", "--abort"]);
+        let old_base = git::merge_base(&wt, &base, &sha)?;
+        if !git::rebase(&wt, &base)? {
             return pull_back(hall, ctx, id, format!("the rebase onto {base} conflicts"));
         }
         let new = git::head(&wt)?;
-        let before = patch_id(&wt, &old_base, &sha);
-        let after = patch_id(&wt, &base, &new);
+        let before = git::patch_id(&wt, &old_base, &sha);
+        let after = git::patch_id(&wt, &base, &new);
         if before.is_none() || before != after {
             return pull_back(
                 hall,
@@ -291,21 +187,21 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         }
         // The original approval was verified above; the rebased commit gets a statement
         // of its own that names it.
-        let tx = hall.journal.transact(id, |now, events| {
-            let action = Action::Rebased {
+        let applied = hall
+            .change(ctx, id)
+            .signed_by(&signer)
+            .apply(Action::Rebased {
                 sha: new.clone(),
                 seal: None,
-            };
-            verdict::decide_signed(hall, ctx, id, (now, events), action, &signer)
-        })?;
-        item = tx.after;
-        verdict::ensure_note(hall, id, &item)?;
+            })?;
+        item = applied.after;
+        hallmark::ensure_note(hall, id, &item)?;
         let carried = item.hallmark.clone().unwrap_or_default();
         if let Err(why) = hallmark::verify_commit(&wt, &carried, &trust, Some(&hall.journal)) {
             return hold(hall, ctx, id, not_shippable(hall, &why));
         }
     }
-    if let Err(e) = push_notes(&hall.repo.main_root) {
+    if let Err(e) = hallmark::push_notes(&hall.repo.main_root) {
         return hold(
             hall,
             ctx,
@@ -313,14 +209,14 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             format!("pushing the hallmark notes to origin failed, so nothing was shipped: {e}"),
         );
     }
-    let events = hall.journal.read_item(id)?.events;
+    let events = hall.events(id)?;
     let (body, review) = review_text(id, &item, &events);
     let runs = hall.journal.item_dir(id).join("runs");
-    std::fs::create_dir_all(&runs)?;
+    std::fs::create_dir_all(&runs).at(&runs)?;
     let body_file = runs.join("pr-body.md");
     let review_file = runs.join(format!("review-round-{}.md", item.round));
-    std::fs::write(&body_file, body)?;
-    std::fs::write(&review_file, review)?;
+    std::fs::write(&body_file, body).at(&body_file)?;
+    std::fs::write(&review_file, review).at(&review_file)?;
     let slug = crate::template::slug(&item.title);
     let id_s = id.to_string();
     let body_s = body_file.display().to_string();
@@ -338,12 +234,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let out = match crate::template::run_logged(&command, &wt, "shipper") {
         Ok(o) => o,
         Err(e) => {
-            return hold(
-                hall,
-                ctx,
-                id,
-                format!("the ship command failed: {}", e.message),
-            );
+            return hold(hall, ctx, id, format!("the ship command failed: {e}"));
         }
     };
     let pr = out
@@ -351,14 +242,13 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         .rev()
         .find(|w| w.starts_with("https://") || w.starts_with("http://"))
         .map(str::to_string);
-    let tx = hall.journal.transact(id, |now, _| {
-        let kinds = decide(now, &Action::Shipped { pr: pr.clone() })
-            .map_err(|r| crate::commands::refused(id, r))?;
-        Ok(kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect())
-    })?;
+    let applied = hall
+        .change(ctx, id)
+        .apply(Action::Shipped { pr: pr.clone() })?;
+    let shipped = applied.after.hallmark.clone().unwrap_or(sha);
     let mut did = format!(
         "shipped {}{}",
-        short(tx.after.hallmark.as_deref().unwrap_or(&sha)),
+        shipped.short(),
         pr.as_ref().map(|p| format!(" as {p}")).unwrap_or_default()
     );
     if let Some(pr) = &pr
@@ -381,7 +271,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                     Some(id),
                     EventKind::Notification {
                         kind: "review_comment_failed".into(),
-                        message: e.message.clone(),
+                        message: e.to_string(),
                         session: None,
                     },
                 )],
@@ -391,9 +281,9 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             did.push_str("; review posted");
         }
     }
-    debug_assert!(tx.after.state == State::Closed || tx.appended.is_empty());
+    debug_assert!(applied.after.state == State::Closed || !applied.changed());
     Ok(Step {
         did,
-        after: tx.after,
+        after: applied.after,
     })
 }

@@ -83,43 +83,9 @@ pub struct GateReport {
 
 // ---------------------------------------------------------------- verdict
 
-/// How much a finding matters.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Must not merge.
-    Blocker,
-    /// Must be fixed before approval.
-    Major,
-    /// Worth fixing; does not block.
-    Minor,
-    /// Taste; never blocks.
-    Nit,
-}
-
-/// The seven review lenses.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Lens {
-    /// Simplest change, right layer.
-    FirstPrinciples,
-    /// Edge cases, errors, concurrency, idempotency, retries.
-    Correctness,
-    /// Authorization, isolation, secrets, injection.
-    Security,
-    /// Reversible and safe on live data.
-    Data,
-    /// Tests prove it.
-    Evidence,
-    /// Visible failure and recovery.
-    Operability,
-    /// The repository's own rules.
-    RepoRules,
-}
+// The lenses and severities are the core's: one definition for the schema, the
+// journal, this boundary and the SDK.
+pub use crate::item::{Lens, Severity};
 
 /// One finding of a checked verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -37,22 +37,6 @@ pub enum SignError {
     Sign(String),
 }
 
-impl From<SignError> for crate::error::HallError {
-    fn from(e: SignError) -> Self {
-        use crate::error::{Code, HallError};
-        match &e {
-            SignError::Key { path, .. } => HallError::new(Code::InvalidConfig, e.to_string())
-                .hint(format!(
-                    "fix or move away {}, or name another key under [signing] in {}",
-                    path.display(),
-                    user_config_path().unwrap_or_default().display()
-                ))
-                .hint("hall doctor"),
-            _ => HallError::internal(e).hint("hall doctor"),
-        }
-    }
-}
-
 /// The `[signing]` table of `<config dir>/config.toml`. Read leniently: a missing file,
 /// a file that isn't TOML or keys of the wrong type count as not set, because the
 /// signer must never stall the loop over a typo elsewhere in a user's file.
@@ -118,10 +102,8 @@ pub fn principal(config_dir: &Path, repo_dir: Option<&Path>) -> String {
         return p;
     }
     let dir = repo_dir.unwrap_or(Path::new("."));
-    if let Ok(email) = crate::git::run(dir, &["config", "--get", "user.email"])
-        && !email.trim().is_empty()
-    {
-        return email.trim().to_string();
+    if let Some(email) = crate::git::config_value(dir, "user.email") {
+        return email;
     }
     let user = ["USER", "USERNAME", "LOGNAME"]
         .iter()
@@ -240,14 +222,7 @@ fn own_key(path: &Path) -> Result<PrivateKey, SignError> {
 
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
+    let mut file = crate::platform::create_private_file(path)?;
     file.write_all(bytes)?;
     file.sync_all()
 }

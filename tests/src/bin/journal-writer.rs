@@ -9,8 +9,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use hallmark::item::{Event, EventKind, ItemId};
-use hallmark::journal::{Journal, Locked};
+use hallmark_core::item::{Event, EventKind, ItemId};
+use hallmark_core::journal::{Journal, Locked};
 
 fn event(id: ItemId, text: String) -> Event {
     Event {
@@ -41,7 +41,7 @@ fn main() {
         }
         "tear" => {
             let mut locked = Locked::open(&journal.item_file(id)).expect("lock");
-            let line = hallmark::item::event::encode(&event(id, "x".repeat(4096)));
+            let line = hallmark_core::item::event::encode(&event(id, "x".repeat(4096)));
             locked
                 .file_mut()
                 .write_all(&line.as_bytes()[..line.len() / 2])

@@ -171,24 +171,7 @@ impl Loop {
     /// Runs `hall hook pre-tool-use` in the worktree for a Bash `command`, as Claude Code
     /// would, with `HALL_ACTOR=actor`; returns the hook's stdout and exit code.
     pub fn bash_hook(&self, actor: &str, command: &str) -> (String, Option<i32>) {
-        let hook = json!({"session_id": "s1", "transcript_path": "/dev/null", "cwd": self.wt,
-            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}});
-        let mut cmd = self.sb.hall_command(&self.wt);
-        cmd.args(["hook", "pre-tool-use"])
-            .env("HALL_ACTOR", actor)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped());
-        let mut child = cmd.spawn().expect("hook");
-        std::io::Write::write_all(
-            &mut child.stdin.take().unwrap(),
-            hook.to_string().as_bytes(),
-        )
-        .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            out.status.code(),
-        )
+        self.sb.bash_hook(&self.wt, actor, command)
     }
 
     pub fn claude_calls(&self) -> Vec<Value> {

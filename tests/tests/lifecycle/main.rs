@@ -187,12 +187,10 @@ fn ready_freezes_head_and_is_idempotent() {
     let v = run.ok();
     assert_eq!(v["sha"], sha.as_str());
     assert_eq!(v["state"], "checks");
-    let ticket: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(sb.repo.join(format!(".git/hallmark/queue/{id}.json")))
-            .expect("ticket"),
-    )
-    .expect("json");
-    assert_eq!(ticket["sha"], sha.as_str());
+    // Queued for the assayer: derived from the state, no ticket file to keep in step.
+    let status = sb.hall(&wt, &["status", &id]).ok();
+    assert_eq!(status["now"]["queued"], true, "{status}");
+    assert_eq!(status["item"]["sha"], sha.as_str());
     // Same SHA: the current result, nothing recorded.
     let again = sb.hall(&wt, &["ready"]).ok();
     assert_eq!(again["changed"], false);
@@ -217,12 +215,13 @@ fn pull_back_returns_to_development_and_clears_the_queue() {
     let wt = sb.worktree(&id);
     sb.commit(&wt, "a.txt", "a", "a");
     sb.hall(&wt, &["ready"]).ok();
+    assert_eq!(sb.hall(&wt, &["status", &id]).ok()["now"]["queued"], true);
     let run = sb.hall(&wt, &["pull-back", "--reason", "not yet"]);
     assert_snapshot!(sb.snap(&run));
-    assert!(
-        !sb.repo
-            .join(format!(".git/hallmark/queue/{id}.json"))
-            .exists()
+    assert_eq!(
+        sb.hall(&wt, &["status", &id]).ok()["now"]["queued"],
+        false,
+        "no longer waiting for the assayer"
     );
     let again = sb.hall(&wt, &["pull-back"]).ok();
     assert_eq!(

@@ -85,8 +85,8 @@ fn inbox_dismissals_hold_until_the_entry_changes() {
         .hall_env(&sb.repo, &["inbox"], &[("HALL_NOW", sb2_now)])
         .ok();
     assert_eq!(run["entries"], json!([]));
-    let id: hallmark::item::ItemId = a.parse().expect("id");
-    let e: hallmark::item::Event = serde_json::from_value(
+    let id: hallmark_core::item::ItemId = a.parse().expect("id");
+    let e: hallmark_core::item::Event = serde_json::from_value(
         json!({"v": 1, "t": sb2_now, "actor": "daemon", "event": "held",
         "kind": "run_failed", "reason": "failed again", "item": a}),
     )
@@ -130,7 +130,7 @@ fn usage_totals_by_every_grouping() {
     let v = by_item.ok();
     assert_eq!(v["total"]["input"], 45_000);
     assert_eq!(v["total"]["cost_usd"], 0.75);
-    let roles = sb.hall(&sb.repo, &["usage", "--by", "room"]).ok();
+    let roles = sb.hall(&sb.repo, &["usage", "--by", "station"]).ok();
     let keys: Vec<&str> = roles["rows"]
         .as_array()
         .expect("rows")

@@ -31,6 +31,9 @@ pub enum JournalError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// No journal file for the item: it was never created (or its directory is gone).
+    #[error("no item {0}")]
+    NoItem(crate::item::ItemId),
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> JournalError + '_ {

@@ -1,5 +1,5 @@
-//! Headless model runs: the command line, confinement, the run's stream on disk, and
-//! what the stream's last `result` line says.
+//! The adapter over headless `claude -p` runs: the command line, the process, the
+//! run's stream on disk, and what the stream's last `result` line says.
 //!
 //! A run streams into `runs/<stamp>-<role>.jsonl` as it happens, one line of Claude's
 //! stream-json at a time, and ends with one `hall_run_end` line written after the process
@@ -7,6 +7,10 @@
 //! block can tell a live run from one whose daemon died. Failure is read from the result
 //! line's `is_error` (never its `subtype`), and a run that should answer with
 //! `structured_output` and doesn't is a failed run.
+//!
+//! What a run may touch (its `--settings`) and what it costs are the loop's choices,
+//! made in `office/runs.rs` and `hall/confine.rs`; this module only carries them out.
+//! The loop runs through a [`Runner`], so its steps can be tested with a double.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,11 +20,197 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::config::Config;
-use crate::error::{Code, HallError, Result};
 use crate::item::event::Usage;
 
+/// Why a run could not be made at all (a run that starts and fails is a [`RunOutcome`]
+/// with a `failure`, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum ClaudeError {
+    /// The program is not installed.
+    #[error("`{program}` is not on PATH, so the loop can't run models: {source}")]
+    NotInstalled {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `claude` ran and refused (a plugin command): `stderr` is its own words.
+    #[error("claude {args} failed: {stderr}")]
+    Failed { args: String, stderr: String },
+    /// The run's files (its stream, prompt, lock) could not be written.
+    #[error("{}: {source}", path.display())]
+    Files {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T, E = ClaudeError> = std::result::Result<T, E>;
+
+fn files(path: &Path) -> impl Fn(std::io::Error) -> ClaudeError + '_ {
+    move |source| ClaudeError::Files {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The command line of a headless `claude -p` run. Every role's run is built here, so
+/// the flags they share are spelled once.
+#[derive(Clone, Debug, Default)]
+pub struct Headless<'a> {
+    /// Words before the flags (a configured `fixer = "claude -p --foo"`), the program
+    /// excluded.
+    pub lead: Vec<String>,
+    /// `--resume <session>`: continue a session instead of starting an agent.
+    pub resume: Option<&'a str>,
+    /// `--plugin-dir`, where the agent below is defined.
+    pub plugin_dir: Option<&'a Path>,
+    /// `--agent`, always namespaced (`hallmark:fixer`) so a branch's own agents can't
+    /// stand in for it.
+    pub agent: Option<&'a str>,
+    /// `--json-schema`: the run must answer with `structured_output` of this shape.
+    pub json_schema: Option<&'a str>,
+    pub model: Option<&'a str>,
+    /// `--permission-mode`.
+    pub permission_mode: Option<&'a str>,
+    /// `--setting-sources`.
+    pub setting_sources: Option<&'a str>,
+    /// `--strict-mcp-config`: no MCP server the checkout configures.
+    pub strict_mcp: bool,
+    /// `--settings`: what the run may touch.
+    pub settings: Option<&'a Value>,
+    /// `--max-budget-usd`.
+    pub max_budget_usd: Option<f64>,
+    /// The repository's `claude_args`, already checked not to loosen anything.
+    pub extra: &'a [String],
+    pub prompt: &'a str,
+}
+
+impl Headless<'_> {
+    /// The arguments, in the order `claude` is given them.
+    pub fn args(&self) -> Vec<String> {
+        let mut args: Vec<String> = self.lead.clone();
+        if !args.iter().any(|a| a == "-p" || a == "--print") {
+            args.push("-p".into());
+        }
+        let flags: [(&str, Option<String>); 10] = [
+            ("--resume", self.resume.map(str::to_string)),
+            (
+                "--plugin-dir",
+                self.plugin_dir.map(|p| p.display().to_string()),
+            ),
+            ("--agent", self.agent.map(str::to_string)),
+            ("--json-schema", self.json_schema.map(str::to_string)),
+            ("--output-format", Some("stream-json".into())),
+            ("--model", self.model.map(str::to_string)),
+            (
+                "--permission-mode",
+                self.permission_mode.map(str::to_string),
+            ),
+            (
+                "--setting-sources",
+                self.setting_sources.map(str::to_string),
+            ),
+            ("--settings", self.settings.map(Value::to_string)),
+            (
+                "--max-budget-usd",
+                self.max_budget_usd.map(|usd| format!("{usd:.2}")),
+            ),
+        ];
+        for (name, value) in flags {
+            if let Some(v) = value {
+                args.push(name.to_string());
+                args.push(v);
+            }
+            // stream-json is only printed with --verbose.
+            if name == "--output-format" {
+                args.push("--verbose".into());
+            }
+        }
+        if self.strict_mcp {
+            args.push("--strict-mcp-config".into());
+        }
+        args.extend(self.extra.iter().cloned());
+        args.push(self.prompt.to_string());
+        args
+    }
+}
+
+/// Runs `claude <args>` to the end with no terminal (`hall setup claude`'s plugin
+/// commands).
+pub fn cli(args: &[String]) -> Result<()> {
+    let out = Command::new("claude")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| ClaudeError::NotInstalled {
+            program: "claude".into(),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(ClaudeError::Failed {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Starts an interactive Claude Code session in `dir`, on this terminal, with
+/// `--settings <file>` when one is given, and waits for it; returns its exit code.
+pub fn session(
+    dir: &Path,
+    settings: Option<&Path>,
+    env: &[(&str, &Path)],
+    args: &[String],
+) -> Result<Option<i32>> {
+    let mut cmd = Command::new("claude");
+    cmd.current_dir(dir);
+    if let Some(file) = settings {
+        cmd.arg("--settings").arg(file);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args);
+    let status = cmd.status().map_err(|source| ClaudeError::NotInstalled {
+        program: "claude".into(),
+        source,
+    })?;
+    Ok(status.code())
+}
+
+/// `claude --version`'s first line, when claude runs.
+pub fn version() -> Option<String> {
+    let out = Command::new("claude").arg("--version").output().ok()?;
+    out.status.success().then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    })
+}
+
+/// Runs headless runs: the real process, or a double in tests of the loop's steps.
+pub trait Runner: Send + Sync {
+    /// Runs `spec`, streaming into `dir`, and reads its result.
+    fn run(&self, dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome>;
+}
+
+/// The real thing: a child process per run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Process;
+
+impl Runner for Process {
+    fn run(&self, dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
+        run(dir, stamp, spec)
+    }
+}
+
 /// What to run.
+#[derive(Clone, Debug)]
 pub struct RunSpec {
     /// `review`, `fix`, `resume`.
     pub role: String,
@@ -83,24 +273,27 @@ fn fresh_name(dir: &Path, stamp: &str, role: &str) -> Result<(String, std::fs::F
         {
             Ok(f) => return Ok((name, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(files(dir)(e)),
         }
     }
-    Err(HallError::internal("no free run file name"))
+    Err(files(dir)(std::io::Error::other("no free run file name")))
 }
 
 /// Runs `spec`, streaming into `dir`, and reads its result.
 pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).map_err(files(dir))?;
     let (name, mut stream) = fresh_name(dir, stamp, &spec.role)?;
-    std::fs::write(dir.join(format!("{name}.prompt.md")), &spec.prompt)?;
+    let stream_path = dir.join(format!("{name}.jsonl"));
+    let prompt = dir.join(format!("{name}.prompt.md"));
+    std::fs::write(&prompt, &spec.prompt).map_err(files(&prompt))?;
     let lock = dir.join(format!("{name}.lock"));
     std::fs::write(
         &lock,
         json!({ "pid": std::process::id(), "role": spec.role }).to_string(),
-    )?;
+    )
+    .map_err(files(&lock))?;
     let stderr_path = dir.join(format!("{name}.stderr"));
-    let stderr = std::fs::File::create(&stderr_path)?;
+    let stderr = std::fs::File::create(&stderr_path).map_err(files(&stderr_path))?;
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
@@ -122,17 +315,18 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
         Ok(c) => c,
         Err(e) => {
             outcome.failure = Some(format!("could not start `{}`: {e}", spec.program));
-            end(&mut stream, &outcome)?;
+            end(&mut stream, &outcome).map_err(files(&stream_path))?;
             let _ = std::fs::remove_file(&lock);
             return Ok(outcome);
         }
     };
     let Some(stdout) = child.stdout.take() else {
-        return Err(HallError::internal("the run's stdout was not piped"));
+        let not_piped = std::io::Error::other("the run's stdout was not piped");
+        return Err(files(&stream_path)(not_piped));
     };
     // The reader copies each line to disk as it arrives, so `hall trace --follow`
     // sees the run live; it keeps the last `result` line and the session id.
-    let mut copy = stream.try_clone()?;
+    let mut copy = stream.try_clone().map_err(files(&stream_path))?;
     let reader = std::thread::spawn(move || {
         let mut last_result: Option<Value> = None;
         let mut session: Option<String> = None;
@@ -155,8 +349,15 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
         (last_result, session, lines)
     });
     let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            // The child can't be waited for; stop it rather than wait forever.
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
         }
         if started.elapsed() > spec.timeout {
             let _ = child.kill();
@@ -188,7 +389,7 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
     } else if outcome.failure.is_none() && spec.stream_json && lines == 0 {
         outcome.failure = Some("the run printed nothing".into());
     }
-    end(&mut stream, &outcome)?;
+    end(&mut stream, &outcome).map_err(files(&stream_path))?;
     if std::fs::metadata(&stderr_path).is_ok_and(|m| m.len() == 0) {
         let _ = std::fs::remove_file(&stderr_path);
     }
@@ -197,7 +398,7 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
 }
 
 /// Appends the runner's own last line.
-fn end(stream: &mut std::fs::File, o: &RunOutcome) -> Result<()> {
+fn end(stream: &mut std::fs::File, o: &RunOutcome) -> std::io::Result<()> {
     let line = json!({
         "type": "hall_run_end",
         "duration_ms": o.duration_ms,
@@ -317,197 +518,26 @@ pub fn fallback_model(model: &str) -> Option<String> {
 /// Runs `spec`; when the API was overloaded, runs it once more with the fallback
 /// model, as a run of its own (its own stream file). Returns every run, the last one
 /// deciding.
-pub fn run_with_fallback(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<Vec<RunOutcome>> {
-    let first = run(dir, stamp, spec)?;
+pub fn run_with_fallback(
+    runner: &dyn Runner,
+    dir: &Path,
+    stamp: &str,
+    spec: &RunSpec,
+) -> Result<Vec<RunOutcome>> {
+    let first = runner.run(dir, stamp, spec)?;
     let model_at = spec.args.iter().position(|a| a == "--model").map(|i| i + 1);
     let fallback = model_at
         .and_then(|i| spec.args.get(i))
         .and_then(|m| fallback_model(m));
     match (first.overloaded, model_at, fallback) {
         (true, Some(i), Some(model)) => {
-            let mut again = RunSpec {
-                args: spec.args.clone(),
-                role: spec.role.clone(),
-                program: spec.program.clone(),
-                cwd: spec.cwd.clone(),
-                env: spec.env.clone(),
-                remove_env: spec.remove_env.clone(),
-                timeout: spec.timeout,
-                structured: spec.structured,
-                stream_json: spec.stream_json,
-                prompt: spec.prompt.clone(),
-            };
+            let mut again = spec.clone();
             again.args[i] = model;
-            let second = run(dir, stamp, &again)?;
+            let second = runner.run(dir, stamp, &again)?;
             Ok(vec![first, second])
         }
         _ => Ok(vec![first]),
     }
-}
-
-/// Who a headless run is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// The principal engineer: read-only, no hooks, isolated from the checkout's settings.
-    Review,
-    /// The fixer: edits its worktree, with Hallmark's hooks.
-    Fix,
-    /// A resumed session that asked a question.
-    Resume,
-}
-
-/// `--settings` for a run: its file tools read only inside `dirs` and never the
-/// credential paths in `deny_read`; its commands run in Claude Code's sandbox, writing
-/// only `write` and reaching only the repo's `domains` and `unix_sockets`; web tools are
-/// off. The reviewer also runs without hooks. With a `scope`, the run gets the same
-/// denials as a confined session ([`crate::confine`]): git's internals beyond what a
-/// commit needs, the journal, local remotes, other checkouts and the signing key.
-pub fn confinement(
-    config: &Config,
-    kind: Kind,
-    dirs: &[PathBuf],
-    write: &[PathBuf],
-    scope: Option<&crate::confine::Scope<'_>>,
-) -> Value {
-    let abs = |p: &Path| format!("/{}", p.display());
-    let mut allow: Vec<String> = Vec::new();
-    for d in dirs {
-        allow.push(format!("Read({}/**)", abs(d)));
-        allow.push(format!("Grep({}/**)", abs(d)));
-        allow.push(format!("Glob({}/**)", abs(d)));
-    }
-    if kind == Kind::Fix {
-        for d in write {
-            allow.push(format!("Edit({}/**)", abs(d)));
-        }
-    }
-    let mut deny: Vec<String> = vec!["WebFetch".into(), "WebSearch".into()];
-    for p in &config.sandbox.deny_read {
-        let p = expand_home(p);
-        deny.push(format!("Read({p})"));
-        deny.push(format!("Read({p}/**)"));
-    }
-    if kind == Kind::Review {
-        deny.push("Edit".into());
-        deny.push("Write".into());
-        deny.push("NotebookEdit".into());
-    }
-    let mut deny_write: Vec<String> = Vec::new();
-    let mut deny_read: Vec<String> = Vec::new();
-    if let Some(scope) = scope {
-        let session = crate::confine::settings(scope, write);
-        for rule in session["permissions"]["deny"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            if let Some(r) = rule.as_str()
-                && !deny.iter().any(|d| d == r)
-            {
-                deny.push(r.to_string());
-            }
-        }
-        let list = |v: &Value| -> Vec<String> {
-            v.as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        };
-        deny_write = list(&session["sandbox"]["filesystem"]["denyWrite"]);
-        deny_read = list(&session["sandbox"]["filesystem"]["denyRead"]);
-    }
-    json!({
-        "disableAllHooks": kind == Kind::Review,
-        "permissions": { "allow": allow, "deny": deny, "defaultMode": if kind == Kind::Fix { "acceptEdits" } else { "default" } },
-        "sandbox": {
-            "enabled": true,
-            "allowUnsandboxedCommands": false,
-            "autoAllowBashIfSandboxed": false,
-            "filesystem": {
-                "allowWrite": write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-                "denyWrite": deny_write,
-                "denyRead": deny_read,
-            },
-            "network": {
-                "allowedDomains": config.sandbox.domains,
-                "allowUnixSockets": config.sandbox.unix_sockets,
-                "strictAllowlist": true,
-            },
-        },
-    })
-}
-
-fn expand_home(p: &str) -> String {
-    match (p.strip_prefix("~/"), dirs::home_dir()) {
-        (Some(rest), Some(home)) => format!("/{}", home.join(rest).display()),
-        _ if p.starts_with('/') => format!("/{p}"),
-        _ => p.to_string(),
-    }
-}
-
-/// Environment every headless run gets: its actor and item, and no CLAUDE.md from the
-/// checkout for isolated roles.
-pub fn base_env(kind: Kind, actor: &str, item: &str) -> Vec<(String, String)> {
-    let mut env = vec![
-        ("HALL_ACTOR".to_string(), actor.to_string()),
-        ("HALL_ITEM".to_string(), item.to_string()),
-    ];
-    if kind == Kind::Review {
-        env.push(("CLAUDE_CODE_DISABLE_CLAUDE_MDS".into(), "1".into()));
-    }
-    env
-}
-
-/// Credentials no run should see, plus the repo's own list.
-pub fn removed_env(config: &Config) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "GH_TOKEN",
-        "GITHUB_TOKEN",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(config.sandbox.remove_env.iter().cloned());
-    v
-}
-
-/// Dollars for `--max-budget-usd`, or `None` for no cap.
-pub fn max_usd(money: Option<&crate::config::Money>, default: f64) -> Option<f64> {
-    match money {
-        None => Some(default),
-        Some(crate::config::Money::Usd(v)) => Some(*v),
-        Some(crate::config::Money::Word(_)) => None,
-    }
-}
-
-/// Ends a headless command line the same way for every role: the run's dollar cap,
-/// the repository's `claude_args`, then the prompt.
-pub fn finish_args(
-    args: &mut Vec<String>,
-    config: &Config,
-    max: Option<&crate::config::Money>,
-    default_usd: f64,
-    prompt: &str,
-) {
-    if let Some(usd) = max_usd(max, default_usd) {
-        args.push("--max-budget-usd".into());
-        args.push(format!("{usd:.2}"));
-    }
-    args.extend(config.claude_args.iter().cloned());
-    args.push(prompt.to_string());
-}
-
-/// Starting a run needs the program to exist; say how to get it when it doesn't.
-pub fn missing_program(program: &str) -> HallError {
-    HallError::new(
-        Code::CommandFailed,
-        format!("`{program}` is not on PATH, so the loop can't run models"),
-    )
-    .hint("npm install -g @anthropic-ai/claude-code")
-    .hint("hall doctor")
 }
 
 #[cfg(test)]

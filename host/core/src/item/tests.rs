@@ -506,7 +506,7 @@ fn shipping_closes_and_reopening_and_restoring_follow_the_table() {
 }
 
 fn action() -> impl Strategy<Value = Action> {
-    let sha = prop_oneof![Just("a".to_string()), Just("b".to_string())];
+    let sha = prop_oneof![Just(Sha::from("a")), Just(Sha::from("b"))];
     let hold = prop_oneof![
         Just(HoldKind::Budget),
         Just(HoldKind::Checks),

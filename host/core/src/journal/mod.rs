@@ -6,7 +6,7 @@
 //! items/H-0042/item.json      cached fold (delete at will)
 //! items/H-0042/runs/          headless runs
 //! events.jsonl                repo-level events
-//! sessions/ queue/ checks-cache/
+//! sessions/ checks-cache/ leases/ checkouts/
 //! counters.json               next item and question numbers
 //! changes                     ids of files appended to, tailed by the index
 //! index.sqlite                derived
@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 use fs4::FileExt;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Code, HallError, Result};
 use crate::item::{Event, EventKind, Item, ItemId, QuestionId, fold};
 pub use file::{Contents, JournalError, Locked, Torn};
+
+type Result<T, E = JournalError> = std::result::Result<T, E>;
 
 /// The journal directory of one repository.
 #[derive(Clone, Debug)]
@@ -44,49 +45,12 @@ fn one() -> u32 {
     1
 }
 
-impl From<JournalError> for HallError {
-    fn from(e: JournalError) -> Self {
-        match &e {
-            JournalError::Corrupt { path, line, .. } => {
-                HallError::new(Code::JournalCorrupt, e.to_string())
-                    .hint(format!(
-                        "inspect line {line} of {}; fix or delete that line by hand",
-                        path.display()
-                    ))
-                    .hint("hall reindex")
-            }
-            JournalError::Io { path, source } => {
-                let dir = if path.is_dir() {
-                    path.as_path()
-                } else {
-                    path.parent().unwrap_or(path)
-                };
-                with_fix(HallError::internal(&e), source.kind(), dir)
-            }
-        }
-    }
-}
-
-/// The `next` steps for a file error in `dir`.
-fn with_fix(err: HallError, kind: std::io::ErrorKind, dir: &Path) -> HallError {
-    let err = if matches!(
-        kind,
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-    ) {
-        err.hint(format!("check the permissions of {}", dir.display()))
-    } else {
-        err
-    };
-    err.hint("hall doctor")
-}
-
-/// A file error as the contract reports it: with the path, and what to check.
-pub fn io_error(path: &Path, source: std::io::Error) -> HallError {
+/// A file error with the path it happened to.
+pub fn io_error(path: &Path, source: std::io::Error) -> JournalError {
     JournalError::Io {
         path: path.to_path_buf(),
         source,
     }
-    .into()
 }
 
 impl Journal {
@@ -104,7 +68,7 @@ impl Journal {
 
     /// Creates the layout (idempotent).
     pub fn init(&self) -> std::io::Result<()> {
-        for d in ["items", "sessions", "queue", "checks-cache", "runs"] {
+        for d in ["items", "sessions", "checks-cache", "runs"] {
             let dir = self.root.join(d);
             std::fs::create_dir_all(&dir).map_err(file::at(&dir))?;
         }
@@ -133,10 +97,6 @@ impl Journal {
 
     pub fn changes_file(&self) -> PathBuf {
         self.root.join("changes")
-    }
-
-    pub fn queue_file(&self, id: ItemId) -> PathBuf {
-        self.root.join("queue").join(format!("{id}.json"))
     }
 
     pub fn index_file(&self) -> PathBuf {
@@ -181,19 +141,21 @@ impl Journal {
     /// Reads an item's events without locking.
     pub fn read_item(&self, id: ItemId) -> Result<Contents> {
         if !self.item_exists(id) {
-            return Err(item_not_found(id));
+            return Err(JournalError::NoItem(id));
         }
-        Ok(file::read(&self.item_file(id))?)
+        file::read(&self.item_file(id))
     }
 
     /// Locks an item's journal, folds it, lets `decide` choose the events, appends them
-    /// in one write and returns the new state: the one step every state change takes.
-    pub fn transact<F>(&self, id: ItemId, decide: F) -> Result<Transaction>
+    /// in one write and returns the new state. The service layer's transition path
+    /// (`Hall::change` in the `hallmark` crate) is its one caller for state changes.
+    pub fn transact<F, E>(&self, id: ItemId, decide: F) -> Result<Transaction, E>
     where
-        F: FnOnce(&Item, &[Event]) -> Result<Vec<Event>>,
+        F: FnOnce(&Item, &[Event]) -> Result<Vec<Event>, E>,
+        E: From<JournalError>,
     {
         if !self.item_exists(id) {
-            return Err(item_not_found(id));
+            return Err(JournalError::NoItem(id).into());
         }
         let path = self.item_file(id);
         let mut locked = Locked::open(&path)?;
@@ -220,10 +182,10 @@ impl Journal {
 
     /// Reserves the next item number, lets `make` do the outside work (branch, worktree)
     /// and writes the item's first events; a failure leaves no item behind.
-    pub fn create_item(
+    pub fn create_item<E: From<JournalError>>(
         &self,
-        make: impl FnOnce(ItemId) -> Result<Vec<Event>>,
-    ) -> Result<(ItemId, Item)> {
+        make: impl FnOnce(ItemId) -> Result<Vec<Event>, E>,
+    ) -> Result<(ItemId, Item), E> {
         let items = self.items_dir();
         std::fs::create_dir_all(&items).map_err(|e| io_error(&items, e))?;
         loop {
@@ -233,7 +195,7 @@ impl Journal {
                 Ok(()) => {}
                 // A stale counter (deleted counters.json): skip numbers already taken.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(io_error(&dir, e)),
+                Err(e) => return Err(io_error(&dir, e).into()),
             }
             let events = match make(id) {
                 Ok(e) => e,
@@ -266,7 +228,7 @@ impl Journal {
     /// commits and usage, which never change state).
     pub fn append_item(&self, id: ItemId, events: &[Event]) -> Result<()> {
         if !self.item_exists(id) {
-            return Err(item_not_found(id));
+            return Err(JournalError::NoItem(id));
         }
         let mut locked = Locked::open_for_append(&self.item_file(id))?;
         locked.append(events)?;
@@ -277,12 +239,13 @@ impl Journal {
 
     /// Locks one file (an item's, or the repo-level one with `None`), shows `decide` its
     /// events and appends what it returns, in one step.
-    pub fn append_checked<F>(&self, item: Option<ItemId>, decide: F) -> Result<Vec<Event>>
+    pub fn append_checked<F, E>(&self, item: Option<ItemId>, decide: F) -> Result<Vec<Event>, E>
     where
-        F: FnOnce(&[Event]) -> Result<Vec<Event>>,
+        F: FnOnce(&[Event]) -> Result<Vec<Event>, E>,
+        E: From<JournalError>,
     {
         let (path, name) = match item {
-            Some(id) if !self.item_exists(id) => return Err(item_not_found(id)),
+            Some(id) if !self.item_exists(id) => return Err(JournalError::NoItem(id).into()),
             Some(id) => (self.item_file(id), id.to_string()),
             None => (self.repo_file(), REPO_FILE.to_string()),
         };
@@ -318,10 +281,13 @@ impl Journal {
         let slot = field(&mut counters);
         let n = (*slot).max(1);
         *slot = n + 1;
-        let bytes = serde_json::to_vec(&counters).map_err(HallError::internal)?;
-        // The error already names the file or directory it happened to.
-        file::write_atomic(&path, &bytes)
-            .map_err(|e| with_fix(HallError::internal(&e), e.kind(), &self.root))?;
+        let bytes = serde_json::to_vec(&counters).map_err(|e| {
+            io_error(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
+        })?;
+        file::write_atomic(&path, &bytes).map_err(|e| io_error(&path, e))?;
         FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e))?;
         Ok(n)
     }
@@ -374,8 +340,4 @@ pub struct Transaction {
     pub after: Item,
     pub appended: Vec<Event>,
     pub torn: Vec<Torn>,
-}
-
-pub fn item_not_found(id: ItemId) -> HallError {
-    HallError::new(Code::ItemNotFound, format!("no item {id}")).hint("hall status --all")
 }

@@ -5,7 +5,9 @@
 
 pub mod decide;
 pub mod event;
+pub mod finding;
 pub mod id;
+pub mod sha;
 pub mod state;
 
 #[cfg(test)]
@@ -13,5 +15,7 @@ mod tests;
 
 pub use decide::{Action, Refusal, decide};
 pub use event::{Event, EventKind, HoldKind, Source};
+pub use finding::{Dispute, Finding, Lens, Severity};
 pub use id::{ItemId, QuestionId};
+pub use sha::Sha;
 pub use state::{Item, State, fold};

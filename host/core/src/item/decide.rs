@@ -3,6 +3,7 @@
 //! SHA and anything else from the outside world arrive as arguments.
 
 use super::event::{Dispute, EventKind, Finding, HoldKind, Seal};
+use super::sha::Sha;
 use super::state::{Item, State};
 
 /// Something a person, an agent or the loop asks of an item.
@@ -10,7 +11,7 @@ use super::state::{Item, State};
 pub enum Action {
     /// The agent says the work is done at `sha`.
     ProposeReady {
-        sha: String,
+        sha: Sha,
         summary: String,
         why: Option<String>,
         how: Option<String>,
@@ -22,7 +23,7 @@ pub enum Action {
     },
     /// Freeze `sha` and queue it.
     Ready {
-        sha: String,
+        sha: Sha,
         note: Option<String>,
         on_base: bool,
     },
@@ -37,15 +38,15 @@ pub enum Action {
         tokens: Option<u64>,
     },
     ChecksPassed {
-        sha: String,
+        sha: Sha,
     },
     ChecksFailed {
-        sha: String,
+        sha: Sha,
         failed: Vec<String>,
         max_check_failures: u32,
     },
     Verdict {
-        sha: String,
+        sha: Sha,
         approved: bool,
         findings: Vec<Finding>,
         model: Option<String>,
@@ -64,12 +65,12 @@ pub enum Action {
     },
     /// The shipper's rebase left the patch as approved: the hallmark moves to `sha`.
     Rebased {
-        sha: String,
+        sha: Sha,
         /// The shipper's signature over the new commit's statement.
         seal: Option<Seal>,
     },
     FixSubmitted {
-        sha: String,
+        sha: Sha,
         fixed: Vec<String>,
         disputed: Vec<Dispute>,
     },
@@ -126,11 +127,7 @@ pub enum Refusal {
     /// The action is not allowed from this state.
     WrongState { state: State, action: &'static str },
     /// `ready` at a SHA other than the one in the loop.
-    InReview {
-        state: State,
-        round: u32,
-        sha: String,
-    },
+    InReview { state: State, round: u32, sha: Sha },
     /// A rebase request stands and the branch isn't on its base yet.
     RebasePending { base: String },
     /// `retry` on an item that is neither escalated nor held.
@@ -146,8 +143,8 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
         state,
         action: action.name(),
     };
-    let in_loop_at = |sha: &str| -> Result<Vec<EventKind>, Refusal> {
-        if item.sha.as_deref() == Some(sha) {
+    let in_loop_at = |sha: &Sha| -> Result<Vec<EventKind>, Refusal> {
+        if item.sha.as_ref() == Some(sha) {
             Ok(Vec::new())
         } else {
             Err(Refusal::InReview {
@@ -336,7 +333,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                         model: None,
                         summary: Some(format!(
                             "the rebase left the patch approved at {} unchanged",
-                            &from[..from.len().min(7)]
+                            from.short()
                         )),
                         by: Some("carried".into()),
                     },
@@ -408,9 +405,9 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
     }
 }
 
-fn ready_event(item: &Item, sha: &str, note: Option<String>) -> EventKind {
+fn ready_event(item: &Item, sha: &Sha, note: Option<String>) -> EventKind {
     EventKind::Ready {
-        sha: sha.to_string(),
+        sha: sha.clone(),
         round: item.round + 1,
         note,
     }

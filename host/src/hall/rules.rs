@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, FILE_NAME};
-use crate::error::{HallError, Result};
+use crate::error::{HallError, IoContext, Result};
 use crate::git::{self, Repo};
 
 /// The journal's record of repository-wide choices that must not come from a checkout.
@@ -43,8 +43,8 @@ pub fn record(journal_dir: &Path) -> Option<RepoRecord> {
 /// Writes the record (atomically); `hall init` calls it.
 pub fn write_record(journal_dir: &Path, record: &RepoRecord) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(record).map_err(HallError::internal)?;
-    crate::journal::file::write_atomic(&journal_dir.join(RECORD), &bytes)?;
-    Ok(())
+    let path = journal_dir.join(RECORD);
+    crate::journal::file::write_atomic(&path, &bytes).at(&path)
 }
 
 /// The base branch's name for `repo`: the journal's record, else origin's default
@@ -65,10 +65,7 @@ fn origin_head(common: &Path) -> Option<String> {
         .filter(|b| !b.is_empty())
 }
 
-/// Whether `s` is a full hexadecimal object name.
-fn is_sha(s: &str) -> bool {
-    (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
+use crate::item::sha::is_full as is_sha;
 
 /// The commit a full ref name points at, from the loose ref file or `packed-refs`.
 pub fn read_ref(common: &Path, name: &str) -> Option<String> {
@@ -116,16 +113,11 @@ pub fn base_tip(repo: &Repo, base: &str) -> Option<BaseTip> {
         format!("refs/heads/{base}"),
         format!("refs/remotes/origin/{base}"),
     ] {
-        let spec = format!("{reference}^{{commit}}");
-        if let Ok(sha) = git::run(
-            &repo.main_root,
-            &["rev-parse", "--verify", "--quiet", &spec],
-        ) && is_sha(&sha)
-        {
+        if let Some(sha) = git::commit(&repo.main_root, &reference) {
             return Some(BaseTip {
                 base: base.to_string(),
                 reference,
-                sha,
+                sha: sha.into_string(),
             });
         }
     }
@@ -134,8 +126,14 @@ pub fn base_tip(repo: &Repo, base: &str) -> Option<BaseTip> {
 
 /// A file's bytes at commit `sha`, if it exists there.
 pub fn file_at(repo: &Repo, sha: &str, path: &str) -> Option<Vec<u8>> {
-    let out = git::output(&repo.main_root, &["show", &format!("{sha}:{path}")]).ok()?;
-    out.status.success().then_some(out.stdout)
+    git::show_file(&repo.main_root, sha, path).ok().flatten()
+}
+
+/// The tip of the base branch named in the rules (the local branch, else origin's):
+/// where the reviewer's rules and everything else the loop reads from the base come
+/// from. `None` when the base has no commit yet.
+pub fn base_tip_of(hall: &super::Hall) -> Option<BaseTip> {
+    base_tip(&hall.repo, &hall.config.base)
 }
 
 /// The configuration in effect and where it came from.
@@ -199,7 +197,7 @@ pub fn rules(repo: &Repo) -> Result<Rules> {
         Some(text) => {
             let shown = PathBuf::from(format!(
                 "{FILE_NAME} at {} ({})",
-                crate::commands::short(&tip.sha),
+                crate::item::sha::short(&tip.sha),
                 tip.reference
             ));
             (Config::parse(&text, &shown)?, true)

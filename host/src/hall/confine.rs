@@ -86,19 +86,9 @@ pub struct Scope<'a> {
 
 /// Every local path the repository's remotes name (a bare `origin` on disk).
 pub fn local_remotes(repo: &Repo) -> Vec<PathBuf> {
-    let Ok(out) = crate::git::run(
-        &repo.main_root,
-        &["config", "--get-regexp", r"^remote\..*\.(url|pushurl)$"],
-    ) else {
-        return Vec::new();
-    };
-    out.lines()
-        .filter_map(|l| l.split_once(' ').map(|(_, u)| u.to_string()))
-        .filter_map(|u| {
-            let p = u.strip_prefix("file://").unwrap_or(&u).to_string();
-            let local = p.starts_with('/') || p.starts_with('.') || !p.contains(':');
-            local.then(|| crate::git::normalize(&repo.main_root.join(&p)))
-        })
+    crate::git::local_remotes(&repo.main_root)
+        .into_iter()
+        .map(|(_, path)| path)
         .collect()
 }
 
@@ -248,7 +238,7 @@ pub fn prepare(scope: &Scope<'_>) -> std::io::Result<()> {
     let common = &scope.repo.common_dir;
     let base_ref = format!("refs/heads/{}", scope.base);
     if !common.join(&base_ref).is_file()
-        && let Some(sha) = crate::committed::read_ref(common, &base_ref)
+        && let Some(sha) = super::rules::read_ref(common, &base_ref)
     {
         if let Some(parent) = common.join(&base_ref).parent() {
             std::fs::create_dir_all(parent)?;
@@ -288,39 +278,109 @@ pub fn prepare(scope: &Scope<'_>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether this machine can run Claude Code's sandbox: bubblewrap and socat on Linux,
-/// Seatbelt on macOS; not on Windows (outside WSL2).
+/// Whether this machine can run Claude Code's sandbox (see
+/// [`crate::platform::sandbox_available`]).
 pub fn available() -> Result<(), String> {
-    #[cfg(target_os = "linux")]
-    {
-        let on_path = |p: &str| {
-            std::env::var_os("PATH")
-                .map(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
-                .unwrap_or(false)
-        };
-        let missing: Vec<&str> = ["bwrap", "socat"]
+    crate::platform::sandbox_available()
+}
+
+/// Who a headless run is, as far as its confinement goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunKind {
+    /// The principal engineer: read-only, no hooks, isolated from the checkout's settings.
+    Review,
+    /// The fixer: edits its worktree, with Hallmark's hooks.
+    Fix,
+    /// A resumed session that asked a question.
+    Resume,
+}
+
+/// `--settings` for a headless run: its file tools read only inside `dirs` and never the
+/// credential paths in `deny_read`; its commands run in Claude Code's sandbox, writing
+/// only `write` and reaching only the repo's `domains` and `unix_sockets`; web tools are
+/// off. The reviewer also runs without hooks. With a `scope`, the run gets the same
+/// denials as a confined session ([`settings`]): git's internals beyond what a commit
+/// needs, the journal, local remotes, other checkouts and the signing key.
+pub fn run_settings(
+    config: &crate::config::Config,
+    kind: RunKind,
+    dirs: &[PathBuf],
+    write: &[PathBuf],
+    scope: Option<&Scope<'_>>,
+) -> Value {
+    let abs = |p: &Path| format!("/{}", p.display());
+    let mut allow: Vec<String> = Vec::new();
+    for d in dirs {
+        allow.push(format!("Read({}/**)", abs(d)));
+        allow.push(format!("Grep({}/**)", abs(d)));
+        allow.push(format!("Glob({}/**)", abs(d)));
+    }
+    if kind == RunKind::Fix {
+        for d in write {
+            allow.push(format!("Edit({}/**)", abs(d)));
+        }
+    }
+    let mut deny: Vec<String> = vec!["WebFetch".into(), "WebSearch".into()];
+    for p in &config.sandbox.deny_read {
+        let p = expand_home(p);
+        deny.push(format!("Read({p})"));
+        deny.push(format!("Read({p}/**)"));
+    }
+    if kind == RunKind::Review {
+        deny.push("Edit".into());
+        deny.push("Write".into());
+        deny.push("NotebookEdit".into());
+    }
+    let mut deny_write: Vec<String> = Vec::new();
+    let mut deny_read: Vec<String> = Vec::new();
+    if let Some(scope) = scope {
+        let session = settings(scope, write);
+        for rule in session["permissions"]["deny"]
+            .as_array()
             .into_iter()
-            .filter(|p| !on_path(p))
-            .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
-                "Claude Code's sandbox needs {} on Linux (Debian/Ubuntu: `apt install bubblewrap socat`)",
-                missing.join(" and ")
-            ))
+            .flatten()
+        {
+            if let Some(r) = rule.as_str()
+                && !deny.iter().any(|d| d == r)
+            {
+                deny.push(r.to_string());
+            }
         }
+        let list = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        };
+        deny_write = list(&session["sandbox"]["filesystem"]["denyWrite"]);
+        deny_read = list(&session["sandbox"]["filesystem"]["denyRead"]);
     }
-    #[cfg(target_os = "macos")]
-    {
-        if Path::new("/usr/bin/sandbox-exec").is_file() {
-            Ok(())
-        } else {
-            Err("Claude Code's sandbox needs /usr/bin/sandbox-exec (Seatbelt)".into())
-        }
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-    {
-        Err("Claude Code's sandbox runs on Linux, WSL2 and macOS, not on this system".into())
+    json!({
+        "disableAllHooks": kind == RunKind::Review,
+        "permissions": { "allow": allow, "deny": deny, "defaultMode": if kind == RunKind::Fix { "acceptEdits" } else { "default" } },
+        "sandbox": {
+            "enabled": true,
+            "allowUnsandboxedCommands": false,
+            "autoAllowBashIfSandboxed": false,
+            "filesystem": {
+                "allowWrite": write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "denyWrite": deny_write,
+                "denyRead": deny_read,
+            },
+            "network": {
+                "allowedDomains": config.sandbox.domains,
+                "allowUnixSockets": config.sandbox.unix_sockets,
+                "strictAllowlist": true,
+            },
+        },
+    })
+}
+
+fn expand_home(p: &str) -> String {
+    match (p.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => format!("/{}", home.join(rest).display()),
+        _ if p.starts_with('/') => format!("/{p}"),
+        _ => p.to_string(),
     }
 }

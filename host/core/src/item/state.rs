@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::event::{Event, EventKind, HoldKind, Source};
 use super::id::{ItemId, QuestionId};
+use super::sha::Sha;
 
 /// Where an item is in the loop.
 #[derive(
@@ -84,8 +85,10 @@ impl State {
         )
     }
 
-    /// The room of the building that holds this state.
-    pub fn room(self) -> &'static str {
+    /// The station of the building that holds this state: where the docs and the apps
+    /// show the item (the Workshop, the Assay Office…). Not a room: rooms are the
+    /// WebAssembly components that hold the policies.
+    pub fn station(self) -> &'static str {
         match self {
             State::Development => "Workshop",
             State::AwaitingYou | State::Escalated => "Your Office",
@@ -148,7 +151,7 @@ pub struct Item {
     pub state: State,
     /// The frozen commit under review (set by `ready`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha: Option<String>,
+    pub sha: Option<Sha>,
     /// Review rounds started.
     pub round: u32,
     /// Rejecting verdicts so far.
@@ -166,7 +169,7 @@ pub struct Item {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebase_requested: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hallmark: Option<String>,
+    pub hallmark: Option<Sha>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,15 +11,22 @@
 //! locally the push gate also asks the journal.
 //!
 //! Every failed check has a name ([`NotHallmarked::check`]) and a sentence.
+//!
+//! This module owns the hallmark's whole life: the note's format and its statement,
+//! signing ([`sign_note`]), striking it on the commit ([`strike`], [`ensure_note`]),
+//! checking it ([`verify_commit`]) and pushing the notes to origin ([`push_notes`]).
 
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Hall;
+use crate::error::{Code, HallError, Result};
 use crate::git;
 use crate::item::event::Seal;
-use crate::item::{Event, EventKind, ItemId};
+use crate::item::sha::short;
+use crate::item::{Event, EventKind, Item, ItemId, Sha};
 use crate::journal::Journal;
 use crate::sign::allowed::AllowedSigners;
 use crate::sign::{self, SigFailure, Signer};
@@ -39,7 +46,7 @@ pub const SIGNERS_FILE: &str = ".hallmark/allowed_signers";
 pub struct Note {
     pub v: u32,
     pub item: ItemId,
-    pub sha: String,
+    pub sha: Sha,
     /// The approved commit's tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
@@ -54,7 +61,7 @@ pub struct Note {
     pub actor: Option<String>,
     /// For an approval carried across a rebase: the commit whose approval it carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approved_sha: Option<String>,
+    pub approved_sha: Option<Sha>,
     /// Who signed: the principal `allowed_signers` must list for the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signer: Option<String>,
@@ -95,13 +102,19 @@ impl Note {
         let fields: [(&str, String); 10] = [
             ("hallmark", format!("v{}", self.v)),
             ("item", self.item.to_string()),
-            ("commit", self.sha.clone()),
+            ("commit", self.sha.to_string()),
             ("tree", tree.to_string()),
             ("round", self.round.to_string()),
             ("actor", self.actor.clone().unwrap_or_default()),
             ("model", self.model.clone().unwrap_or_default()),
             ("open", open),
-            ("approved", self.approved_sha.clone().unwrap_or_default()),
+            (
+                "approved",
+                self.approved_sha
+                    .as_ref()
+                    .map(Sha::to_string)
+                    .unwrap_or_default(),
+            ),
             ("signer", signer.to_string()),
         ];
         let mut text = String::new();
@@ -158,7 +171,7 @@ pub fn sign_note(signer: &Signer, note: &Note) -> Result<Seal, sign::SignError> 
 /// verdict's model, actor and open findings (for an approval carried across a rebase,
 /// the original approval's, plus the commit it was carried from). Both the signer and
 /// the note writer build it from here, so what is signed is what is written.
-pub fn approval_note(events: &[Event], item: ItemId, sha: &str, round: u32) -> Note {
+pub fn approval_note(events: &[Event], item: ItemId, sha: &Sha, round: u32) -> Note {
     let approved_sha = events.iter().rev().find_map(|e| match &e.kind {
         EventKind::Rebased {
             from,
@@ -189,7 +202,7 @@ pub fn approval_note(events: &[Event], item: ItemId, sha: &str, round: u32) -> N
     Note {
         v: NOTE_VERSION,
         item,
-        sha: sha.to_string(),
+        sha: sha.clone(),
         tree: None,
         round,
         model,
@@ -295,7 +308,7 @@ impl NotHallmarked {
 
 impl std::fmt::Display for NotHallmarked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = |sha: &str| sha[..sha.len().min(7)].to_string();
+        let s = short;
         match self {
             NotHallmarked::NoHead => write!(f, "there is no HEAD commit"),
             NotHallmarked::NoCommit { rev } => {
@@ -383,7 +396,7 @@ impl Trust {
     /// The base branch's `.hallmark/allowed_signers`, read in one git call. `base` is a
     /// branch (its local ref, else origin's) or a full ref (`refs/remotes/origin/main`).
     /// `None` when the base, or the file on it, does not exist.
-    pub fn from_base(dir: &Path, base: &str) -> crate::error::Result<Option<Trust>> {
+    pub fn from_base(dir: &Path, base: &str) -> git::Result<Option<Trust>> {
         let refs: Vec<String> = if base.starts_with("refs/") {
             vec![base.to_string()]
         } else {
@@ -411,7 +424,7 @@ impl Trust {
                         "{SIGNERS_FILE} on {} at {}",
                         r.trim_start_matches("refs/heads/")
                             .trim_start_matches("refs/remotes/"),
-                        &oid[..oid.len().min(7)]
+                        short(oid)
                     ),
                 )
             }));
@@ -498,33 +511,10 @@ pub fn verify_commit(
     let no_commit = || NotHallmarked::NoCommit {
         rev: rev.to_string(),
     };
-    if rev.starts_with('-') {
-        return Err(no_commit());
+    match git::noted_commit(dir, rev, NOTES_REF) {
+        Ok(Some(c)) => check_note(&c.sha, &c.tree, &c.note, trust, journal),
+        Ok(None) | Err(_) => Err(no_commit()),
     }
-    let out = git::output(
-        dir,
-        &[
-            "--no-replace-objects",
-            "show",
-            "--no-patch",
-            "--no-color",
-            &format!("--notes={NOTES_REF}"),
-            "--format=%H%x00%T%x00%N",
-            &format!("{rev}^{{commit}}"),
-            "--",
-        ],
-    )
-    .map_err(|_| no_commit())?;
-    if !out.status.success() {
-        return Err(no_commit());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut parts = text.splitn(3, '\0');
-    let (Some(sha), Some(tree), Some(raw)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(no_commit());
-    };
-    let (sha, tree, raw) = (sha.trim().to_string(), tree.trim().to_string(), raw.trim());
-    check_note(&sha, &tree, raw, trust, journal)
 }
 
 /// The checks on a note already read: everything [`verify_commit`] does after git.
@@ -546,7 +536,7 @@ fn check_note(
     if note.sha != sha {
         return Err(NotHallmarked::OtherCommit {
             head,
-            note_sha: note.sha,
+            note_sha: note.sha.into_string(),
         });
     }
     match note.v {
@@ -641,21 +631,112 @@ fn check_note(
     })
 }
 
-/// Checks that HEAD in `dir` carries a hallmark the item's journal records, trusting
-/// the repository's signers ([`Trust::for_repo`] on the configured base).
-pub fn verify(journal: &Journal, dir: &Path) -> Result<Note, NotHallmarked> {
-    let repo = git::Repo::discover(dir).ok();
-    let head = match repo.as_ref().and_then(git::head_native) {
-        Some(h) => h,
-        None => git::head(dir).map_err(|_| NotHallmarked::NoHead)?,
+/// Writes the hallmark note on its commit (replacing any note there, which can only be
+/// a forgery or an earlier strike of the same approval), as the actor that approved it.
+pub fn strike(hall: &Hall, note: &Note) -> Result<()> {
+    let body = serde_json::to_string(note).map_err(HallError::internal)?;
+    let actor = note.actor.as_deref().unwrap_or("assayer");
+    git::add_note(&hall.repo.main_root, NOTES_REF, &note.sha, &body, actor).map_err(|e| {
+        HallError::from(e).context(format!(
+            "could not write the hallmark note on {}",
+            note.sha.short()
+        ))
+    })
+}
+
+/// The key approvals are signed with, or why it can't be had (a held item's reason).
+pub fn signer(hall: &Hall) -> std::result::Result<Signer, String> {
+    Signer::load(Some(&hall.repo.main_root)).map_err(|e| format!("hallmarks can't be signed: {e}"))
+}
+
+/// Makes sure a hallmarked item's note is on its commit: a daemon that died between the
+/// journal line and the note leaves it to be written here, once. Returns whether it
+/// wrote one.
+///
+/// The note is written from the journal's `hallmarked` line and its signature; nothing
+/// is signed here. A line without a signature (from before signing, or forged) becomes
+/// no note at all, and a signature that doesn't match the statement the journal
+/// describes is refused rather than written.
+pub fn ensure_note(hall: &Hall, id: ItemId, item: &Item) -> Result<bool> {
+    let Some(sha) = item.hallmark.clone() else {
+        return Ok(false);
     };
-    let base = repo
-        .as_ref()
-        .and_then(|r| crate::config::Config::load(&r.main_root).ok())
-        .map(|c| c.base)
-        .unwrap_or_else(|| git::default_base(dir));
-    let trust = Trust::for_repo(dir, &base);
-    verify_commit(dir, &head, &trust, Some(journal)).map(|v| v.note)
+    let events = hall.events(id)?;
+    let seal = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::Hallmarked { sha: s, seal, .. } if *s == sha => Some(seal.clone()),
+        _ => None,
+    });
+    let Some(seal) = seal.flatten() else {
+        return Err(HallError::new(
+            Code::NotHallmarked,
+            format!(
+                "the journal's hallmark on {} is unsigned, so it can't become a note",
+                sha.short()
+            ),
+        )
+        .with_check("unsigned")
+        .hint(format!(
+            "hall pull-back {id} --reason \"sign the approval again\""
+        ))
+        .hint(format!("hall log {id} --kind hallmarked")));
+    };
+    let existing = git::note(&hall.repo.main_root, NOTES_REF, &sha)?;
+    if existing
+        .as_deref()
+        .and_then(|text| serde_json::from_str::<Note>(text).ok())
+        .is_some_and(|n| n.sha == sha && n.item == id && n.sig.as_ref() == Some(&seal.sig))
+    {
+        return Ok(false);
+    }
+    let note = approval_note(&events, id, &sha, item.round).sealed(&seal);
+    let statement = note.statement().unwrap_or_default();
+    if sign::check(statement.as_bytes(), &seal.sig).is_err() {
+        return Err(HallError::new(
+            Code::NotHallmarked,
+            format!(
+                "the journal's signature on {} does not match the approval it records; the note is not written",
+                sha.short()
+            ),
+        )
+        .with_check("bad_signature")
+        .hint(format!("hall log {id} --kind hallmarked")));
+    }
+    strike(hall, &note)?;
+    Ok(true)
+}
+
+/// Where origin's notes are fetched to before they are merged into ours.
+const ORIGIN_NOTES: &str = "refs/notes/hallmark-origin";
+
+/// Pushes `refs/notes/hallmark` to origin as the shipper: origin's notes are fetched
+/// and merged first (ours win only where both clones noted the same commit), so notes
+/// struck from other clones are kept, and the push is never forced. A push that loses
+/// a race is tried again from the fetch. Nothing to do without an origin.
+pub fn push_notes(root: &Path) -> std::result::Result<(), git::GitError> {
+    const ACTOR: &str = "shipper";
+    if !git::has_remote(root, "origin") {
+        return Ok(());
+    }
+    let mut last = None;
+    for _ in 0..3 {
+        if git::remote_has_ref(root, "origin", NOTES_REF, ACTOR)? {
+            git::fetch_as(
+                root,
+                "origin",
+                &format!("+{NOTES_REF}:{ORIGIN_NOTES}"),
+                ACTOR,
+            )?;
+            git::merge_notes(root, NOTES_REF, ORIGIN_NOTES, ACTOR)?;
+        }
+        match git::push_as(root, "origin", &format!("{NOTES_REF}:{NOTES_REF}"), ACTOR) {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| git::GitError::Unexpected {
+        args: "push".into(),
+        what: "no attempt was made".into(),
+    }))
 }
 
 #[cfg(test)]
@@ -666,7 +747,7 @@ mod tests {
         Note {
             v: 2,
             item: ItemId(42),
-            sha: "a".repeat(40),
+            sha: "a".repeat(40).into(),
             tree: Some("b".repeat(40)),
             round: 3,
             model: Some("opus".into()),
@@ -735,7 +816,7 @@ mod tests {
         n.round = 4;
         assert_eq!(fails(&n, &trust), "bad_signature");
         let mut n = good.clone();
-        n.sha = "c".repeat(40);
+        n.sha = "c".repeat(40).into();
         assert_eq!(fails(&n, &trust), "other_commit");
         let mut n = good.clone();
         n.tree = Some("d".repeat(40));

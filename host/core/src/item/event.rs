@@ -7,11 +7,15 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use super::finding::{Dispute, Finding};
 use super::id::{ItemId, QuestionId};
+use super::sha::Sha;
 use super::state::State;
 
-/// The version this build writes.
-pub const EVENT_VERSION: u32 = 1;
+/// The version this build writes. Version 2 names a check run's command `check` (it was
+/// `gate`) and spells lens ids in kebab-case (`first-principles`, once
+/// `first_principles`); [`upgrade`] reads version 1 lines.
+pub const EVENT_VERSION: u32 = 2;
 
 /// One journal line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -70,46 +74,9 @@ pub enum Source {
     Adopt,
 }
 
-/// A reviewer's finding, as recorded in a verdict.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Finding {
-    pub id: String,
-    pub lens: String,
-    pub severity: String,
-    pub file: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    pub scenario: String,
-}
-
-impl Finding {
-    /// `file:line`, or the file alone when the finding has no line.
-    pub fn location(&self) -> String {
-        match self.line {
-            Some(l) => format!("{}:{l}", self.file),
-            None => self.file.clone(),
-        }
-    }
-}
-
-/// One line for an agent or a person: `F1 [high, correctness] src/a.rs:3: scenario`.
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} [{}, {}] {}: {}",
-            self.id,
-            self.severity,
-            self.lens,
-            self.location(),
-            self.scenario
-        )
-    }
-}
-
 /// What signing adds to a hallmark: the tree of the approved commit, who signed it, the
 /// key's fingerprint and the SSHSIG signature over the hallmark's statement
-/// (`crate::hallmark::Note::statement`). The core carries it as data; it never signs.
+/// (the hallmark note's statement, which the `hallmark` crate builds). The core carries it as data; it never signs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Seal {
     /// The approved commit's tree.
@@ -120,13 +87,6 @@ pub struct Seal {
     pub key: String,
     /// The armored signature (`-----BEGIN SSH SIGNATURE-----`…).
     pub sig: String,
-}
-
-/// A fixer's dispute of a finding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Dispute {
-    pub finding: String,
-    pub reason: String,
 }
 
 /// Tokens and cost of one model call or run.
@@ -173,7 +133,7 @@ pub enum EventKind {
     },
     /// The agent said the work is done.
     ProposedReady {
-        sha: String,
+        sha: Sha,
         summary: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         why: Option<String>,
@@ -184,7 +144,7 @@ pub enum EventKind {
     },
     /// HEAD was frozen and queued for the Assay Office.
     Ready {
-        sha: String,
+        sha: Sha,
         round: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
@@ -205,28 +165,29 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         released: Option<HoldKind>,
     },
-    /// One gate ran (or a cached pass was served).
+    /// One check ran (or a cached pass was served).
     CheckRun {
-        sha: String,
-        gate: String,
+        sha: Sha,
+        /// The check's command line, as `gates` in `.hallmark.toml` lists it.
+        check: String,
         exit_code: i32,
         duration_ms: u64,
         #[serde(default)]
         cached: bool,
-        /// The condensed view of a failing gate's output.
+        /// The condensed view of a failing check's output.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
         /// The whole output on disk (`hall run --show <log>`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log: Option<String>,
     },
-    /// Every gate passed at `sha`.
-    ChecksPassed { sha: String },
-    /// At least one gate failed at `sha`.
-    ChecksFailed { sha: String, failed: Vec<String> },
+    /// Every check passed at `sha`.
+    ChecksPassed { sha: Sha },
+    /// At least one check failed at `sha`; `failed` lists their commands.
+    ChecksFailed { sha: Sha, failed: Vec<String> },
     /// The principal engineer's (or a person's) verdict.
     Verdict {
-        sha: String,
+        sha: Sha,
         round: u32,
         approved: bool,
         #[serde(default)]
@@ -245,14 +206,14 @@ pub enum EventKind {
     /// The hallmark was struck on `sha`. `seal` is absent on lines written before
     /// hallmarks were signed (and on forged ones); such a hallmark never becomes a note.
     Hallmarked {
-        sha: String,
+        sha: Sha,
         round: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         seal: Option<Seal>,
     },
     /// The fixer submitted a fix.
     FixSubmitted {
-        sha: String,
+        sha: Sha,
         #[serde(default)]
         fixed: Vec<String>,
         #[serde(default)]
@@ -260,17 +221,13 @@ pub enum EventKind {
     },
     /// The ship command opened the PR.
     Shipped {
-        sha: String,
+        sha: Sha,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pr: Option<String>,
     },
     /// The shipper rebased the hallmarked commit onto its base and the patch stayed the
     /// same, so the approval carries over to `sha`.
-    Rebased {
-        from: String,
-        sha: String,
-        carried: bool,
-    },
+    Rebased { from: Sha, sha: Sha, carried: bool },
     /// A headless run failed (no structured output, an error, a timeout, its cap).
     RunFailed {
         role: String,
@@ -330,7 +287,7 @@ pub enum EventKind {
     },
     /// A commit on the item's branch.
     Commit {
-        sha: String,
+        sha: Sha,
         subject: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         fixes: Vec<String>,
@@ -420,11 +377,16 @@ pub enum DecodeError {
 
 /// Decodes one journal line, upgrading older shapes first.
 pub fn decode(line: &str) -> Result<Event, DecodeError> {
-    // Fast path: the current shape decodes directly. Only when `v` differs do we pay
-    // for a generic `Value` round trip to upgrade it.
+    // Fast path: the line decodes in the current shape. An older line that does is
+    // current in all but its `v`, since every change of shape renamed something the
+    // current shape requires. Only a line that fails pays for a generic `Value` round
+    // trip through [`upgrade`].
     match serde_json::from_str::<Event>(line) {
-        Ok(e) if e.v == EVENT_VERSION => Ok(e),
-        Ok(e) => upgrade(serde_json::from_str(line)?, u64::from(e.v)),
+        Ok(mut e) if e.v <= EVENT_VERSION => {
+            e.v = EVENT_VERSION;
+            Ok(e)
+        }
+        Ok(e) => Err(DecodeError::TooNew(u64::from(e.v))),
         Err(err) => {
             let value: serde_json::Value = serde_json::from_str(line)?;
             match value.get("v").and_then(|v| v.as_u64()) {
@@ -435,11 +397,35 @@ pub fn decode(line: &str) -> Result<Event, DecodeError> {
     }
 }
 
-/// Upgrades an older shape to the current one. Version 1 is the first shape, so there is
-/// nothing to upgrade yet; the function is where a v2 would map v1 lines.
-fn upgrade(value: serde_json::Value, v: u64) -> Result<Event, DecodeError> {
+/// Upgrades an older shape to the current one, before serde sees it.
+///
+/// Version 1 to 2: a `check_run`'s `gate` becomes `check`, and a verdict's findings
+/// spell their lens in kebab-case.
+pub fn upgrade(mut value: serde_json::Value, v: u64) -> Result<Event, DecodeError> {
     if v > u64::from(EVENT_VERSION) {
         return Err(DecodeError::TooNew(v));
+    }
+    if v < 2
+        && let Some(line) = value.as_object_mut()
+    {
+        match line.get("event").and_then(|e| e.as_str()) {
+            Some("check_run") => {
+                if let Some(gate) = line.remove("gate") {
+                    line.entry("check").or_insert(gate);
+                }
+            }
+            Some("verdict") => {
+                let findings = line.get_mut("findings").and_then(|f| f.as_array_mut());
+                for f in findings.into_iter().flatten() {
+                    if let Some(lens) = f.get_mut("lens")
+                        && let Some(text) = lens.as_str()
+                    {
+                        *lens = text.replace('_', "-").into();
+                    }
+                }
+            }
+            _ => {}
+        }
     }
     let mut event: Event = serde_json::from_value(value)?;
     event.v = EVENT_VERSION;
@@ -487,7 +473,7 @@ mod tests {
 
     #[test]
     fn the_documented_line_decodes() {
-        let line = r#"{"v":1,"t":"2026-10-09T10:04:12Z","actor":"you","event":"ready","item":"H-0042","sha":"7c2d018","round":1,"note":"cap at 6 attempts done"}"#;
+        let line = r#"{"v":2,"t":"2026-10-09T10:04:12Z","actor":"you","event":"ready","item":"H-0042","sha":"7c2d018","round":1,"note":"cap at 6 attempts done"}"#;
         let e = decode(line).expect("decodes");
         assert_eq!(e.item, Some(ItemId(42)));
         assert_eq!(
@@ -535,6 +521,31 @@ mod tests {
             light.note(&head.t, head.item);
         }
         assert_eq!(full, light);
+    }
+
+    #[test]
+    fn version_1_lines_are_upgraded() {
+        let run = decode(r#"{"v":1,"t":"2026-01-01T00:00:04Z","actor":"assayer","event":"check_run","sha":"a","gate":"cargo test","exit_code":0,"duration_ms":3,"item":"H-0001"}"#)
+            .expect("decodes");
+        assert_eq!(run.v, EVENT_VERSION);
+        assert!(matches!(run.kind, EventKind::CheckRun { ref check, .. } if check == "cargo test"));
+        let verdict = decode(r#"{"v":1,"t":"x","actor":"assayer","event":"verdict","sha":"a","round":1,"approved":false,"findings":[{"id":"F1","lens":"first_principles","severity":"major","file":"a","line":1,"scenario":"s"},{"id":"F2","lens":"repo_rules","severity":"nit","file":"a","scenario":"s"}]}"#)
+            .expect("decodes");
+        let EventKind::Verdict { findings, .. } = verdict.kind else {
+            panic!("a verdict")
+        };
+        let lenses: Vec<_> = findings.iter().map(|f| f.lens).collect();
+        assert_eq!(
+            lenses,
+            [
+                crate::item::Lens::FirstPrinciples,
+                crate::item::Lens::RepoRules
+            ]
+        );
+        // Lines of kinds whose shape did not change take the fast path.
+        let ready = decode(r#"{"v":1,"t":"x","actor":"you","event":"ready","sha":"a","round":1}"#)
+            .expect("decodes");
+        assert_eq!(ready.v, EVENT_VERSION);
     }
 
     #[test]

@@ -6,29 +6,14 @@
 //! (`<config dir>/hallmark/rooms/<world>.wasm`), which wins over the built-in room. A
 //! configured room that fails to load is an error, never a silent fallback.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::commands::{Ctx, Hall};
+use super::{Ctx, Hall};
 use crate::config::FILE_NAME;
 use crate::error::{Code, HallError, Result};
-use crate::git;
+use crate::item::sha::short;
 use crate::item::{EventKind, ItemId};
-use crate::rooms::{Room, RoomError, RoomInfo, RoomSource, Rooms, World};
-
-impl From<RoomError> for HallError {
-    fn from(e: RoomError) -> Self {
-        let code = match e.code() {
-            "ROOM_FAILED" => Code::RoomFailed,
-            "ROOM_INCOMPATIBLE" => Code::RoomIncompatible,
-            "ROOM_NOT_FOUND" => Code::RoomNotFound,
-            "ROOM_INPUT_INVALID" => Code::RoomInputInvalid,
-            _ => Code::Internal,
-        };
-        HallError::new(code, e.message())
-            .hint("hall rooms list")
-            .hint("hall doctor")
-    }
-}
+use crate::rooms::{Room, RoomInfo, RoomSource, Rooms, World};
 
 /// The room runtime with hall's own cache of compiled components.
 pub fn runtime() -> Result<Rooms> {
@@ -36,18 +21,6 @@ pub fn runtime() -> Result<Rooms> {
         Some(dir) => Ok(Rooms::new(dir.join("rooms"))?),
         None => Ok(Rooms::without_cache()?),
     }
-}
-
-/// The ref the base branch is read from: the local branch, else origin's.
-pub fn base_ref(root: &Path, base: &str) -> Option<String> {
-    let repo = git::Repo::discover(root).ok()?;
-    crate::committed::base_tip(&repo, base).map(|t| t.reference)
-}
-
-/// A file's bytes on the base branch, if it exists there.
-fn show(root: &Path, rev: &str, path: &str) -> Option<Vec<u8>> {
-    let out = git::output(root, &["show", &format!("{rev}:{path}")]).ok()?;
-    out.status.success().then_some(out.stdout)
 }
 
 /// Where the room for `world` comes from, before loading it.
@@ -71,7 +44,7 @@ pub enum Choice {
 pub fn repo_rooms(
     hall: &Hall,
 ) -> Result<(Option<String>, std::collections::BTreeMap<String, String>)> {
-    let rules = crate::committed::rules(&hall.repo)?;
+    let rules = super::rules::rules(&hall.repo)?;
     let sha = rules.tip.map(|t| t.sha);
     for world in rules.config.rooms.keys() {
         if world.parse::<World>().is_err() {
@@ -94,7 +67,7 @@ pub fn choose(hall: Option<&Hall>, world: World) -> Result<Choice> {
         let (rev, rooms) = repo_rooms(hall)?;
         if let Some(path) = rooms.get(world.name()) {
             let rev = rev.unwrap_or_default();
-            let bytes = show(&hall.repo.main_root, &rev, path);
+            let bytes = crate::git::show_file(&hall.repo.main_root, &rev, path)?;
             return Ok(Choice::Repo {
                 path: path.clone(),
                 rev,
@@ -126,7 +99,7 @@ pub fn room(rooms: &Rooms, hall: Option<&Hall>, world: World) -> Result<Room> {
             Code::RoomNotFound,
             format!(
                 "[rooms] {world} = \"{path}\", but {path} is not on the base branch ({})",
-                crate::commands::short(&rev)
+                short(&rev)
             ),
         )
         .hint(format!("git add {path} && git commit, on the base branch"))
@@ -140,7 +113,7 @@ pub fn room(rooms: &Rooms, hall: Option<&Hall>, world: World) -> Result<Room> {
             &bytes,
             RoomSource::Repo {
                 path,
-                rev: Some(crate::commands::short(&rev).to_string()),
+                rev: Some(short(&rev).to_string()),
             },
         )?),
     }

@@ -1,0 +1,416 @@
+//! The daemon: one process that runs the loop for every registered repository.
+//!
+//! A [`Scheduler`] makes passes. Each pass reads the registry, and for every repo:
+//! renews its own leases, runs the watchman (items stuck past `stuck_after`), resumes
+//! sessions whose questions were answered, and starts a worker for every item with
+//! work, as long as the item's lease and its phase's `[parallel]` limit allow. Workers
+//! run on tokio's blocking pool, so a long review in one repo never holds up checks in
+//! another. A daily budget that is spent pauses the model workers (review, fix,
+//! resume); checks and shipping go on.
+//!
+//! State lives in `<data dir>/daemon/state.json`: the pid, a heartbeat, and the stop
+//! flag `hall daemon stop` sets, which works the same on every OS. The daemon stops by
+//! itself, saying why in its log, when its data directory is gone, or when every
+//! repository it was told to run (`--repo`, `--until-idle`) is.
+
+mod service;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use service::{install_at_login, spawn_background};
+
+use crate::clock::Clock;
+use crate::error::{HallError, IoContext, Result};
+use crate::git::Repo;
+use crate::hall::{Ctx, Hall};
+use crate::item::{Item, ItemId, State};
+use crate::office::{self, Phase, Step, lease};
+
+/// The daemon's state file.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DaemonState {
+    pub pid: u32,
+    pub started: String,
+    /// The last pass, on the daemon's clock.
+    pub heartbeat: String,
+    /// Seconds since the Unix epoch of the heartbeat, on the wall clock.
+    pub heartbeat_unix: u64,
+    pub passes: u64,
+    /// Set by `hall daemon stop`; the daemon exits at its next pass.
+    pub stop: bool,
+    /// A paused reason per repo (the daily budget).
+    #[serde(default)]
+    pub paused: Vec<String>,
+}
+
+pub fn dir() -> Result<PathBuf> {
+    crate::platform::data_dir()
+        .map(|d| d.join("daemon"))
+        .ok_or_else(|| HallError::internal("no user data directory"))
+}
+
+pub fn state_file() -> Result<PathBuf> {
+    Ok(dir()?.join("state.json"))
+}
+
+pub fn read_state() -> Option<DaemonState> {
+    let path = state_file().ok()?;
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+pub fn write_state(s: &DaemonState) -> Result<()> {
+    let path = state_file()?;
+    let d = dir()?;
+    std::fs::create_dir_all(&d).at(&d)?;
+    let bytes = serde_json::to_vec_pretty(s).map_err(HallError::internal)?;
+    crate::journal::file::write_atomic(&path, &bytes).at(&path)
+}
+
+/// Whether a daemon is running: its process lives and its heartbeat is recent.
+pub fn alive(s: &DaemonState) -> bool {
+    !crate::platform::process_gone(s.pid)
+        && crate::clock::wall_secs().saturating_sub(s.heartbeat_unix) < 120
+}
+
+/// How a `hall daemon run` ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// Runs until stopped.
+    Stopped,
+    /// Runs passes until no item has work the loop can do.
+    Idle,
+}
+
+/// One line of the live log.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct LogLine {
+    pub t: String,
+    pub repo: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<ItemId>,
+    pub role: String,
+    pub did: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+}
+
+/// A repository and an item number in it (0 stands for the repository's own job, the
+/// resume pass).
+type Key = (PathBuf, u32);
+
+/// What a finished job hands back: its key, its result, and the role that ran it.
+type Done = (Key, Result<Option<Step>>, String);
+
+fn open(repo: &Path) -> Result<Hall> {
+    Hall::open(Repo::discover(repo)?)
+}
+
+/// The scheduler's whole state: what runs, what was found idle, what it logged.
+pub struct Scheduler {
+    clock: Clock,
+    /// The lease holder name: `daemon:<pid>`.
+    holder: String,
+    pid: u32,
+    /// The repositories it was told to run; the registry's when `None`.
+    repos: Option<Vec<PathBuf>>,
+    until: Until,
+    tick: Duration,
+    /// The user data directory it runs under; when it goes, the daemon stops.
+    data_dir: Option<PathBuf>,
+    jobs: tokio::task::JoinSet<Done>,
+    running: HashSet<Key>,
+    /// Items whose last step changed nothing, by their event count then: not tried
+    /// again until something changes them.
+    idle_at: HashMap<Key, u64>,
+    /// Each running item's event count when its step started.
+    before: HashMap<Key, u64>,
+    state: DaemonState,
+    log: Vec<LogLine>,
+}
+
+impl Scheduler {
+    pub fn new(repos: Option<Vec<PathBuf>>, until: Until, tick: Duration) -> Scheduler {
+        let clock = Clock::from_env();
+        let pid = std::process::id();
+        Scheduler {
+            clock,
+            holder: format!("daemon:{pid}"),
+            pid,
+            repos,
+            until,
+            tick,
+            data_dir: crate::platform::data_dir(),
+            jobs: tokio::task::JoinSet::new(),
+            running: HashSet::new(),
+            idle_at: HashMap::new(),
+            before: HashMap::new(),
+            state: DaemonState {
+                pid,
+                started: clock.stamp(),
+                ..DaemonState::default()
+            },
+            log: Vec::new(),
+        }
+    }
+
+    fn emit(&mut self, line: LogLine) {
+        // The live log goes to stderr, so stdout stays the command's one JSON reply.
+        eprintln!(
+            "{}",
+            serde_json::to_string(&line).unwrap_or_else(|_| line.did.clone())
+        );
+        self.log.push(line);
+    }
+
+    fn say(&mut self, repo: &str, item: Option<ItemId>, role: &str, did: String) {
+        let line = LogLine {
+            t: self.clock.stamp(),
+            repo: repo.to_string(),
+            item,
+            role: role.to_string(),
+            did,
+            state: None,
+        };
+        self.emit(line);
+    }
+
+    /// Why the daemon should stop by itself, when it should: its data directory (the
+    /// state file, the registry) or every repository it was told to run is gone.
+    fn gone(&self) -> Option<String> {
+        if let Some(d) = &self.data_dir
+            && !d.is_dir()
+        {
+            return Some(format!(
+                "the data directory {} is gone; stopping",
+                d.display()
+            ));
+        }
+        match &self.repos {
+            Some(list) if !list.is_empty() && list.iter().all(|r| !r.exists()) => Some(format!(
+                "{} is gone; stopping",
+                list.iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            _ => None,
+        }
+    }
+
+    /// Runs passes until stopped (or idle), then waits for the jobs still running.
+    pub async fn run(mut self) -> Vec<LogLine> {
+        loop {
+            if let Some(why) = self.gone() {
+                self.say("", None, "daemon", why);
+                break;
+            }
+            let on_disk = read_state().unwrap_or_default();
+            if on_disk.stop && on_disk.pid == self.pid {
+                break;
+            }
+            self.state.passes += 1;
+            self.state.heartbeat = self.clock.stamp();
+            self.state.heartbeat_unix = crate::clock::wall_secs();
+            self.state.paused.clear();
+            let mut started = 0;
+            let list = self
+                .repos
+                .clone()
+                .unwrap_or_else(crate::hall::registry::registered);
+            for repo in &list {
+                if !repo.exists() {
+                    continue;
+                }
+                match self.pass(repo) {
+                    Ok((n, paused)) => {
+                        started += n;
+                        if let Some(p) = paused {
+                            self.state.paused.push(format!("{}: {p}", repo.display()));
+                        }
+                    }
+                    Err(e) => {
+                        let did = format!("skipped: {}", e.message);
+                        self.say(&repo.display().to_string(), None, "daemon", did);
+                    }
+                }
+            }
+            let _ = write_state(&self.state);
+            if self.until == Until::Idle && started == 0 && self.jobs.is_empty() {
+                break;
+            }
+            tokio::select! {
+                Some(done) = self.jobs.join_next() => {
+                    if let Ok(done) = done {
+                        self.finished(done);
+                    }
+                }
+                _ = tokio::time::sleep(self.tick) => {}
+                _ = tokio::signal::ctrl_c() => break,
+            }
+        }
+        while let Some(done) = self.jobs.join_next().await {
+            if let Ok(((repo, num), Ok(Some(step)), role)) = done {
+                let line = LogLine {
+                    t: self.clock.stamp(),
+                    repo: repo.display().to_string(),
+                    item: Some(ItemId(num)),
+                    role,
+                    did: step.did,
+                    state: Some(step.after.state),
+                };
+                self.emit(line);
+            }
+        }
+        if self.data_dir.as_ref().is_none_or(|d| d.is_dir()) {
+            let mut end = read_state().unwrap_or_else(|| self.state.clone());
+            end.heartbeat_unix = 0;
+            let _ = write_state(&end);
+        }
+        self.log
+    }
+
+    /// Logs a finished job and remembers whether it changed its item.
+    fn finished(&mut self, (key, result, role): Done) {
+        self.running.remove(&key);
+        let (repo, num) = key.clone();
+        let t = self.clock.stamp();
+        match result {
+            Ok(Some(step)) => {
+                let events = step.after.events;
+                self.emit(LogLine {
+                    t,
+                    repo: repo.display().to_string(),
+                    item: Some(ItemId(num)),
+                    role,
+                    did: step.did,
+                    state: Some(step.after.state),
+                });
+                // A step that wrote nothing (a role's day cap, a pause) is not retried
+                // until something changes the item.
+                if self.before.get(&key) == Some(&events) {
+                    self.idle_at.insert(key, events);
+                } else {
+                    self.idle_at.remove(&key);
+                }
+            }
+            Ok(None) => {
+                if let Some(n) = self.before.get(&key) {
+                    self.idle_at.insert(key, *n);
+                }
+            }
+            Err(e) => {
+                self.emit(LogLine {
+                    t,
+                    repo: repo.display().to_string(),
+                    item: Some(ItemId(num)),
+                    role,
+                    did: format!("failed: {} ({})", e.message, e.code.as_str()),
+                    state: None,
+                });
+                if let Ok(hall) = open(&repo)
+                    && let Ok(c) = hall.journal.read_item(ItemId(num))
+                {
+                    self.idle_at.insert(key, c.events.len() as u64);
+                }
+            }
+        }
+    }
+
+    /// One pass over one repository: returns how many workers it started, and the
+    /// pause reason when the daily budget stops the model workers.
+    fn pass(&mut self, repo: &Path) -> Result<(usize, Option<String>)> {
+        let hall = open(repo)?;
+        let ctx = Ctx::at(hall.repo.main_root.clone(), self.clock, "daemon");
+        lease::renew(hall.journal.root(), &self.holder, lease::ttl())?;
+        let shown = repo.display().to_string();
+        for did in office::watchman::patrol(&hall, &ctx)? {
+            self.say(&shown, None, "watchman", did);
+        }
+        let paused = office::budget::paused(&hall, &ctx)?;
+        let mut started = 0;
+        // Resumes run models, so they run on the blocking pool like any step: one job
+        // per repository at a time.
+        let resume_key: Key = (repo.to_path_buf(), 0);
+        if paused.is_none()
+            && !self.running.contains(&resume_key)
+            && office::resume::pending(&hall, &ctx)?
+        {
+            self.running.insert(resume_key.clone());
+            let repo = repo.to_path_buf();
+            let clock = self.clock;
+            self.jobs.spawn_blocking(move || {
+                let result = open(&repo).and_then(|hall| {
+                    let ctx = Ctx::at(hall.repo.main_root.clone(), clock, "daemon");
+                    let did = office::resume::run(&hall, &ctx)?;
+                    Ok((!did.is_empty()).then(|| Step {
+                        did: did.join("; "),
+                        after: Item::default(),
+                    }))
+                });
+                (resume_key, result, "resume".to_string())
+            });
+            started += 1;
+        }
+        let index = hall.index()?;
+        for row in index.items(false)? {
+            let key: Key = (repo.to_path_buf(), row.id.0);
+            if self.running.contains(&key) {
+                continue;
+            }
+            let Some(item) = index.item(row.id)? else {
+                continue;
+            };
+            let Some(phase) = office::work_for(&item) else {
+                continue;
+            };
+            if paused.is_some() && phase.runs_a_model() {
+                continue;
+            }
+            if self.idle_at.get(&key) == Some(&item.events) {
+                continue;
+            }
+            // Claim before spawning, so the next pass sees the lease. The claim refuses
+            // an item someone else holds and a phase at its `[parallel]` limit.
+            match office::claim(&hall, row.id, phase, &self.holder, self.pid)? {
+                lease::Claim::Taken(_) => {}
+                _ => continue,
+            }
+            self.running.insert(key.clone());
+            self.before.insert(key.clone(), item.events);
+            self.spawn_step(repo, key, row.id, phase);
+            started += 1;
+        }
+        Ok((started, paused))
+    }
+
+    fn spawn_step(&mut self, repo: &Path, key: Key, id: ItemId, phase: Phase) {
+        let repo = repo.to_path_buf();
+        let holder = self.holder.clone();
+        let clock = self.clock;
+        let role = phase.role();
+        self.jobs.spawn_blocking(move || {
+            let result = open(&repo).and_then(|hall| {
+                let r = office::step(&hall, clock, id, role);
+                let _ = lease::release(hall.journal.root(), id, &holder);
+                r
+            });
+            (key, result, role.as_str().to_string())
+        });
+    }
+}
+
+/// Runs the daemon loop in this process.
+pub fn run(repos: Option<Vec<PathBuf>>, until: Until, tick: Duration) -> Result<Vec<LogLine>> {
+    let scheduler = Scheduler::new(repos, until, tick);
+    write_state(&scheduler.state)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| HallError::internal(format!("the daemon's runtime can't start: {e}")))?;
+    Ok(runtime.block_on(scheduler.run()))
+}

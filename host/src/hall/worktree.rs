@@ -1,0 +1,126 @@
+//! Checkouts: an item's worktree (made from the `worktree` template, checked before its
+//! HEAD is frozen) and the loop's own detached checkout of a frozen commit.
+
+use std::path::{Path, PathBuf};
+
+use super::Hall;
+use crate::error::{Code, HallError, IoContext, Result};
+use crate::git;
+use crate::item::{Item, ItemId};
+use crate::template;
+
+/// Refuses when the item's worktree is gone or has uncommitted changes (they would not
+/// be in the frozen commit); returns the worktree.
+pub fn require_clean(hall: &Hall, item: &Item) -> Result<PathBuf> {
+    let wt = hall.worktree_of(item);
+    let id = item.id.map(|i| i.to_string()).unwrap_or_default();
+    if !wt.is_dir() {
+        return Err(HallError::new(
+            Code::WrongState,
+            format!("the worktree {} is gone", wt.display()),
+        )
+        .hint(format!("hall drop {id} --reason \"…\"")));
+    }
+    let dirty = git::dirty_paths(&wt)?;
+    if !dirty.is_empty() {
+        let shown: Vec<_> = dirty.iter().take(5).cloned().collect();
+        let more = if dirty.len() > 5 {
+            format!(" and {} more", dirty.len() - 5)
+        } else {
+            String::new()
+        };
+        return Err(HallError::new(
+            Code::DirtyWorktree,
+            format!(
+                "{} has uncommitted changes: {}{more}",
+                wt.display(),
+                shown.join(", ")
+            ),
+        )
+        .hint(format!(
+            "git -C {} add -A && git -C {} commit",
+            wt.display(),
+            wt.display()
+        ))
+        .hint(format!("git -C {} stash", wt.display())));
+    }
+    Ok(wt)
+}
+
+/// Whether the branch in `wt` contains `base` and has no half-done operation: what
+/// satisfies a standing rebase request. No request is satisfied by anything.
+pub fn on_base(wt: &Path, base: Option<&str>) -> bool {
+    let Some(base) = base else { return true };
+    if git::absolute_git_dir(wt).is_ok_and(|d| git::operation_in_progress(&d)) {
+        return false;
+    }
+    git::is_ancestor(wt, base, "HEAD")
+}
+
+/// Runs the `worktree` template for a new item and finds where it put the worktree.
+pub fn make(hall: &Hall, id: ItemId, branch: &str, title: &str, base: &str) -> Result<PathBuf> {
+    let cmd = template::render(
+        &hall.config.worktree,
+        &[
+            ("repo", &hall.repo.name()),
+            ("id", &id.to_string()),
+            ("branch", branch),
+            ("slug", &template::slug(title)),
+            ("title", title),
+            ("base", base),
+        ],
+        true,
+    );
+    template::run(&cmd, &hall.repo.main_root)
+        .map_err(|e| HallError::from(e).hint("edit .hallmark.toml: worktree"))?;
+    let found = git::worktrees(&hall.repo.main_root)?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(branch));
+    match found {
+        Some(w) => Ok(w.path),
+        None => Err(HallError::new(
+            Code::CommandFailed,
+            format!("`{cmd}` ran but no worktree has branch {branch}"),
+        )
+        .hint("edit .hallmark.toml: worktree")),
+    }
+}
+
+/// The loop's own checkout of `sha` for item `id` (`checkouts/<id>` in the journal),
+/// never the item's worktree, which the agent may still be changing: made once as a
+/// detached worktree, then moved.
+pub fn loop_checkout(hall: &Hall, id: ItemId, sha: &str) -> Result<PathBuf> {
+    let dir = hall.journal.root().join("checkouts").join(id.to_string());
+    let root = &hall.repo.main_root;
+    if dir.join(".git").exists() {
+        git::checkout_clean(&dir, sha)?;
+    } else {
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).at(&dir)?;
+        }
+        let _ = git::worktree_prune(root);
+        let parent = dir.parent().unwrap_or(root);
+        std::fs::create_dir_all(parent).at(parent)?;
+        git::worktree_add_detached(root, &dir, sha)?;
+    }
+    Ok(dir)
+}
+
+/// What `ready` and `propose-ready` freeze: the worktree's HEAD, and whether the branch
+/// satisfies a standing rebase request. The worktree must be clean when the item is
+/// about to be frozen (in development or waiting for you); a repeat in the loop only
+/// reports where the item is, and a dropped item's worktree may be gone (the state
+/// machine refuses it then).
+pub fn freeze_point(hall: &Hall, item: &Item) -> Result<(crate::item::Sha, bool)> {
+    use crate::item::State;
+    let wt = hall.worktree_of(item);
+    if matches!(item.state, State::Development | State::AwaitingYou) {
+        require_clean(hall, item)?;
+    }
+    let head = if wt.is_dir() {
+        git::head(&wt)?
+    } else {
+        item.sha.clone().unwrap_or_default()
+    };
+    Ok((head, on_base(&wt, item.rebase_requested.as_deref())))
+}

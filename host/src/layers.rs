@@ -1,0 +1,283 @@
+//! The architecture, checked: which top-level module may use which, and where a
+//! subprocess may be started. Read from the source files, so a change that breaks a
+//! rule fails `cargo test` with the file and the line.
+//!
+//! `cargo test -p hallmark layers -- --nocapture` prints the module graph.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every top-level module with its layer: a module may use modules of its own layer or
+/// below, never above, and the graph has no circle.
+const LAYERS: &[(&str, u8)] = &[
+    // The pure core and other leaves.
+    ("item", 0),
+    ("gate", 0),
+    ("clock", 0),
+    ("cli", 0),
+    ("platform", 0),
+    ("pricing", 0),
+    // `.hallmark.toml`.
+    ("config", 1),
+    // Adapters: files, databases and subprocesses.
+    ("journal", 2),
+    ("index", 2),
+    ("git", 2),
+    ("gh", 2),
+    ("claude", 2),
+    ("rooms", 2),
+    ("sign", 2),
+    ("template", 2),
+    // The service layer.
+    ("error", 3),
+    ("hall", 3),
+    // The loop's workers, the scheduler, the verbs, the hooks.
+    ("office", 4),
+    ("daemon", 5),
+    ("commands", 6),
+    ("hooks", 7),
+];
+
+/// Where each program may be started: the adapter that owns it.
+const PROGRAMS: &[(&str, &str)] = &[
+    ("\"git\"", "git"),
+    ("\"gh\"", "gh"),
+    ("\"claude\"", "claude"),
+    ("\"sh\"", "platform"),
+    ("\"cmd\"", "platform"),
+];
+
+/// Modules that start a program named at run time: the run adapter (the model run or
+/// fix engine a repository configures), `hall run` (the agent's own command) and the
+/// daemon's service (this `hall`, again).
+const DYNAMIC: &[&str] = &["claude", "commands/run.rs", "daemon/service.rs"];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every source file of `module` (a file or a directory), test files left out.
+fn files(module: &str) -> Vec<PathBuf> {
+    let file = src().join(format!("{module}.rs"));
+    if file.is_file() {
+        return vec![file];
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![src().join(module)];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if name != "tests" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") && name != "tests.rs" {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The production part of a source file: everything before its `#[cfg(test)]` module.
+fn production(path: &Path) -> String {
+    cut_tests(&std::fs::read_to_string(path).unwrap_or_default()).to_string()
+}
+
+fn cut_tests(text: &str) -> &str {
+    match text.find("#[cfg(test)]\nmod ") {
+        Some(at) => &text[..at],
+        None => text,
+    }
+}
+
+/// The top-level modules a text refers to with `crate::name`, with a line of each.
+fn uses(text: &str) -> BTreeMap<String, usize> {
+    let mut found = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let inner = group.split('}').next().unwrap_or("");
+                for part in inner.split(',') {
+                    let name = part.trim().split("::").next().unwrap_or("").trim();
+                    if !name.is_empty() {
+                        found.entry(name.to_string()).or_insert(n + 1);
+                    }
+                }
+                continue;
+            }
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.entry(name).or_insert(n + 1);
+            }
+        }
+    }
+    found
+}
+
+/// The module graph: for each module, the modules it uses, with where.
+fn graph() -> BTreeMap<&'static str, BTreeMap<String, String>> {
+    let known: BTreeSet<&str> = LAYERS.iter().map(|(m, _)| *m).collect();
+    let mut g = BTreeMap::new();
+    for (module, _) in LAYERS {
+        let mut edges = BTreeMap::new();
+        for file in files(module) {
+            for (used, line) in uses(&production(&file)) {
+                if used != *module && known.contains(used.as_str()) {
+                    let shown = file.strip_prefix(src()).unwrap_or(&file).display();
+                    edges.entry(used).or_insert(format!("{shown}:{line}"));
+                }
+            }
+        }
+        g.insert(*module, edges);
+    }
+    g
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let mut listed: Vec<String> = std::fs::read_dir(src())
+        .expect("src")
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let module = name.strip_suffix(".rs").unwrap_or(&name).to_string();
+            (!matches!(module.as_str(), "lib" | "main" | "layers")).then_some(module)
+        })
+        .collect();
+    listed.sort();
+    // `item` and `journal` come from hallmark-core and are re-exported.
+    let mut expected: Vec<String> = LAYERS
+        .iter()
+        .map(|(m, _)| m.to_string())
+        .filter(|m| m != "item" && m != "journal")
+        .collect();
+    expected.sort();
+    assert_eq!(
+        listed, expected,
+        "a module with no layer, or a layer with no module"
+    );
+}
+
+#[test]
+fn no_module_uses_a_layer_above_it() {
+    let rank: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    let mut wrong = Vec::new();
+    let g = graph();
+    for (module, edges) in &g {
+        for (used, at) in edges {
+            if rank[used.as_str()] > rank[module] {
+                wrong.push(format!(
+                    "{module} (layer {}) uses {used} (layer {}) at {at}",
+                    rank[module],
+                    rank[used.as_str()]
+                ));
+            }
+        }
+    }
+    if std::env::var_os("HALL_PRINT_LAYERS").is_some() || wrong.is_empty() {
+        for (module, edges) in &g {
+            let used: Vec<&str> = edges.keys().map(String::as_str).collect();
+            println!(
+                "{module:>9} (layer {}) -> {}",
+                rank[module],
+                used.join(", ")
+            );
+        }
+    }
+    assert!(wrong.is_empty(), "layers broken:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_module_graph_has_no_circle() {
+    let g = graph();
+    // Depth-first search for a back edge.
+    fn visit<'a>(
+        m: &'a str,
+        g: &'a BTreeMap<&'static str, BTreeMap<String, String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| *p == m) {
+            let mut circle: Vec<String> = path[at..].iter().map(|s| s.to_string()).collect();
+            circle.push(m.to_string());
+            return Some(circle);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        path.push(m);
+        for used in g.get(m).map(|e| e.keys()).into_iter().flatten() {
+            if let Some(c) = visit(used, g, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(m);
+        None
+    }
+    let mut done = BTreeSet::new();
+    for m in g.keys() {
+        if let Some(circle) = visit(m, &g, &mut Vec::new(), &mut done) {
+            panic!("an import circle: {}", circle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn every_subprocess_starts_in_its_adapter() {
+    let mut wrong = Vec::new();
+    for (module, _) in LAYERS {
+        for file in files(module) {
+            let rel = file
+                .strip_prefix(src())
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            for (n, line) in production(&file).lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                let Some(at) = code.find("Command::new(") else {
+                    continue;
+                };
+                let arg = code[at + "Command::new(".len()..].trim_start();
+                match PROGRAMS.iter().find(|(lit, _)| arg.starts_with(lit)) {
+                    Some((lit, owner)) if module != owner => wrong.push(format!(
+                        "{rel}:{}: {lit} is started outside {owner}/",
+                        n + 1
+                    )),
+                    Some(_) => {}
+                    None if DYNAMIC.iter().any(|d| *d == *module || rel == *d) => {}
+                    None => wrong.push(format!(
+                        "{rel}:{}: a program started outside its adapter: {}",
+                        n + 1,
+                        code.trim()
+                    )),
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "subprocesses outside their adapters:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_rules_catch_what_they_are_for() {
+    // The scanner itself: a grouped import, a path in an expression, a comment.
+    let text = "use crate::{hall::Ctx, git};\nlet x = crate::office::step(); // crate::daemon\n";
+    let found: Vec<String> = uses(text).into_keys().collect();
+    assert_eq!(found, ["git", "hall", "office"]);
+    let file = "use crate::git;\n#[cfg(test)]\nmod tests {\n    use crate::hooks;\n}\n";
+    let found: Vec<String> = uses(cut_tests(file)).into_keys().collect();
+    assert_eq!(found, ["git"], "a test module's uses don't count");
+}
