@@ -214,6 +214,19 @@ pub fn sandbox_available() -> Result<(), String> {
     }
 }
 
+/// The first line a program printed, trimmed, when it succeeded: what `--version`
+/// answers.
+pub fn first_line(out: &std::process::Output) -> Option<String> {
+    out.status.success().then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

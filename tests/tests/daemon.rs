@@ -78,6 +78,10 @@ fn a_daemon_killed_mid_review_loses_nothing_and_duplicates_nothing() {
         .filter(|p| std::fs::read_to_string(p).unwrap().contains("hall_run_end"))
         .count();
     assert_eq!(ended, 1);
+    // The killed daemon's run was left going, as it would be on any machine: the sandbox
+    // ends it, and it is the only process left.
+    let left = l.sb.reap();
+    assert!(left.iter().all(|p| p.contains("claude")), "{left:?}");
 }
 
 #[test]
@@ -385,4 +389,60 @@ fn trace_follows_a_live_run_to_its_end() {
         "{}",
         follow.stderr
     );
+}
+
+#[test]
+fn a_process_left_behind_fails_its_sandbox_and_is_ended() {
+    let sb = Sandbox::new();
+    let mut cmd = std::process::Command::new("sleep");
+    sb.apply_env(&mut cmd);
+    let child = cmd.arg("600").spawn().expect("sleep");
+    let pid = child.id();
+    assert!(
+        sb.processes().iter().any(|(p, _)| *p == pid),
+        "the stray is seen: {:?}",
+        sb.processes()
+    );
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(sb)));
+    let message = dropped.expect_err("a process outlived its sandbox");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains(&format!("{pid} `sleep 600`")), "{message}");
+    let mut child = child;
+    let status = child.wait().expect("reaped");
+    assert!(
+        !status.success(),
+        "it was killed, not left to finish: {status:?}"
+    );
+}
+
+#[test]
+fn the_daemon_stops_when_its_data_directory_is_gone() {
+    let l = Loop::new(CONFIG, json!({}));
+    let mut cmd = l.sb.hall_command(&l.sb.repo);
+    cmd.args(["daemon", "run", "--tick", "0.05"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut daemon = cmd.spawn().expect("daemon");
+    let state = l.sb.root.join("data/daemon/state.json");
+    wait_for("the daemon's first pass", 30, || state.is_file());
+    std::fs::remove_dir_all(l.sb.root.join("data")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = daemon.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon outlived its data directory"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut daemon.stderr.take().unwrap(), &mut log).unwrap();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(log.contains("is gone; stopping"), "{log}");
+    assert!(!l.sb.root.join("data").exists(), "nothing was made again");
 }

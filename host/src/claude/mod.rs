@@ -183,14 +183,7 @@ pub fn session(
 /// `claude --version`'s first line, when claude runs.
 pub fn version() -> Option<String> {
     let out = Command::new("claude").arg("--version").output().ok()?;
-    out.status.success().then(|| {
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string()
-    })
+    crate::platform::first_line(&out)
 }
 
 /// Runs headless runs: the real process, or a double in tests of the loop's steps.

@@ -157,6 +157,16 @@ impl Scheduler {
         }
     }
 
+    /// Writes the state file, never making the data directory again: a daemon whose
+    /// directory was deleted under it must notice, not recreate it.
+    fn save(&self) {
+        if let (Ok(path), Ok(bytes)) = (state_file(), serde_json::to_vec_pretty(&self.state))
+            && path.parent().is_some_and(Path::is_dir)
+        {
+            let _ = crate::journal::file::write_atomic(&path, &bytes);
+        }
+    }
+
     fn emit(&mut self, line: LogLine) {
         // The live log goes to stderr, so stdout stays the command's one JSON reply.
         eprintln!(
@@ -238,7 +248,7 @@ impl Scheduler {
                     }
                 }
             }
-            let _ = write_state(&self.state);
+            self.save();
             if self.until == Until::Idle && started == 0 && self.jobs.is_empty() {
                 break;
             }
@@ -265,11 +275,10 @@ impl Scheduler {
                 self.emit(line);
             }
         }
-        if self.data_dir.as_ref().is_none_or(|d| d.is_dir()) {
-            let mut end = read_state().unwrap_or_else(|| self.state.clone());
-            end.heartbeat_unix = 0;
-            let _ = write_state(&end);
-        }
+        let mut end = read_state().unwrap_or_else(|| self.state.clone());
+        end.heartbeat_unix = 0;
+        self.state = end;
+        self.save();
         self.log
     }
 

@@ -119,8 +119,5 @@ pub fn pull_request(dir: &Path, pr: Option<&str>) -> Result<PullRequest> {
 /// `gh --version`'s first line, when gh runs.
 pub fn version() -> Option<String> {
     let out = gh(Path::new("."), &["--version"]).ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .map(|l| l.trim().to_string())
+    crate::platform::first_line(&out)
 }

@@ -510,14 +510,7 @@ pub fn read_objects(dir: &Path, names: &[String]) -> Result<Vec<Option<Object>>>
 /// `git --version`'s first line, when git runs.
 pub fn version() -> Option<String> {
     let out = output(Path::new("."), &["--version"]).ok()?;
-    out.status.success().then(|| {
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string()
-    })
+    crate::platform::first_line(&out)
 }
 
 /// The git directory of the checkout at `dir`, as an absolute path.

@@ -198,3 +198,165 @@ pub fn refused(id: ItemId, r: Refusal) -> HallError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::config::Config;
+    use crate::git::Repo;
+    use crate::item::{EventKind, Source, State};
+    use crate::journal::Journal;
+
+    /// A repository layout with a journal and one item in development (no git needed:
+    /// nothing below touches the repository).
+    fn world() -> (tempfile::TempDir, Hall, Ctx, ItemId) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let repo = Repo {
+            toplevel: root.clone(),
+            git_dir: root.join(".git"),
+            common_dir: root.join(".git"),
+            main_root: root.clone(),
+        };
+        let journal = Journal::new(root.join(".git/hallmark"));
+        journal.init().unwrap();
+        let hall = Hall::with(repo, journal, Config::default());
+        let at = crate::clock::parse("2026-11-02T09:00:00Z").unwrap();
+        let ctx = Ctx::at(root, Clock::fixed(at), "you");
+        let (id, _) = hall
+            .journal
+            .create_item(|id| {
+                Ok::<_, HallError>(vec![ctx.event(
+                    Some(id),
+                    EventKind::Created {
+                        title: "t".into(),
+                        request: None,
+                        branch: "hm/t".into(),
+                        base: "main".into(),
+                        worktree: None,
+                        source: Source::New,
+                        issue: None,
+                        pr: None,
+                    },
+                )])
+            })
+            .unwrap();
+        (dir, hall, ctx, id)
+    }
+
+    fn note(ctx: &Ctx, id: ItemId, text: &str) -> Event {
+        ctx.event(
+            Some(id),
+            EventKind::Notification {
+                kind: "test".into(),
+                message: text.into(),
+                session: None,
+            },
+        )
+    }
+
+    fn ready() -> Action {
+        Action::Ready {
+            sha: Sha::new("a".repeat(40)),
+            note: None,
+            on_base: true,
+        }
+    }
+
+    #[test]
+    fn a_change_decides_stamps_and_appends_records_first() {
+        let (_dir, hall, ctx, id) = world();
+        let applied = hall
+            .change(&ctx, id)
+            .recording([note(&ctx, id, "kept")])
+            .grounded_on([note(&ctx, id, "grounds")])
+            .apply(ready())
+            .unwrap();
+        assert!(applied.changed());
+        assert_eq!(applied.after.state, State::Checks);
+        let kinds: Vec<&str> = applied.appended.iter().map(|e| e.kind.name()).collect();
+        assert_eq!(kinds, ["notification", "notification", "ready"]);
+        assert!(
+            applied
+                .appended
+                .iter()
+                .all(|e| e.t == "2026-11-02T09:00:00Z")
+        );
+        assert_eq!(
+            hall.item(id).unwrap(),
+            applied.after,
+            "what is returned is what is folded"
+        );
+        // A repeat at the same SHA decides nothing and writes nothing.
+        let again = hall.change(&ctx, id).apply(ready()).unwrap();
+        assert!(!again.changed());
+        assert!(again.appended.is_empty());
+    }
+
+    #[test]
+    fn an_item_that_moved_on_keeps_the_records_but_not_the_grounds() {
+        let (_dir, hall, ctx, id) = world();
+        let applied = hall
+            .change(&ctx, id)
+            .recording([note(&ctx, id, "usage")])
+            .grounded_on([note(&ctx, id, "room used")])
+            .apply_with(|_| None)
+            .unwrap();
+        assert!(!applied.changed());
+        let messages: Vec<String> = hall
+            .events(id)
+            .unwrap()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Notification { message, .. } => Some(message.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(messages, ["usage"]);
+    }
+
+    #[test]
+    fn a_refusal_is_the_contract_error_and_writes_nothing() {
+        let (_dir, hall, ctx, id) = world();
+        let before = hall.events(id).unwrap().len();
+        let err = hall
+            .change(&ctx, id)
+            .recording([note(&ctx, id, "not written")])
+            .apply(Action::ChecksPassed {
+                sha: Sha::new("a".repeat(40)),
+            })
+            .unwrap_err();
+        assert_eq!(err.code, Code::WrongState);
+        assert_eq!(err.next, [format!("hall status {id}")]);
+        assert_eq!(hall.events(id).unwrap().len(), before);
+    }
+
+    #[test]
+    fn an_approval_without_a_key_is_refused_before_anything_is_written() {
+        let (_dir, hall, ctx, id) = world();
+        hall.change(&ctx, id).apply(ready()).unwrap();
+        hall.change(&ctx, id)
+            .apply(Action::ChecksPassed {
+                sha: Sha::new("a".repeat(40)),
+            })
+            .unwrap();
+        let before = hall.events(id).unwrap().len();
+        let err = hall
+            .change(&ctx, id)
+            .apply(Action::Verdict {
+                sha: Sha::new("a".repeat(40)),
+                approved: true,
+                findings: Vec::new(),
+                model: None,
+                summary: None,
+                by: None,
+                max_rejects: 3,
+                seal: None,
+            })
+            .unwrap_err();
+        assert!(err.message.contains("no key was given to sign it"), "{err}");
+        assert_eq!(hall.events(id).unwrap().len(), before);
+        assert_eq!(hall.item(id).unwrap().state, State::Review);
+    }
+}

@@ -1,0 +1,449 @@
+//! The agent contract as snapshots: the reply of every command and every error code the
+//! binary can return, with stdout, stderr and the exit code, paths and hashes filtered.
+//! A change in what agents read shows here as a snapshot diff.
+
+#![allow(clippy::unwrap_used)] // a panic is how a test fails
+
+use std::collections::BTreeSet;
+
+use hallmark_tests::sandbox::{Run, Sandbox, built_wasm};
+use serde_json::{Value, json};
+
+/// Codes the design reserves for capabilities that no command has yet (the Front
+/// Desk's parts, the merger, budgets and checks reported as errors, a run as an error).
+const RESERVED: &[&str] = &[
+    "RUN_FAILED",
+    "CHILDREN_OPEN",
+    "MERGE_CONFLICT",
+    "BUDGET_EXCEEDED",
+    "CHECKS_FAILED",
+];
+
+/// A run as a stable snapshot: exit code, stderr (when there is any), the reply
+/// pretty-printed; the sandbox's paths, object names and content hashes filtered.
+fn snap(sb: &Sandbox, run: &Run) -> String {
+    let mut text = sb.snap(run);
+    // Components built by host/build.rs live under this build's target directory.
+    let built = built_wasm("hall_fixture_panicky.wasm");
+    if let Some(dir) = built.parent() {
+        text = text.replace(dir.to_str().unwrap(), "[BUILT]");
+    }
+    // `hall run`'s log names carry the process id.
+    if let Ok(v) = serde_json::from_str::<Value>(run.stdout.trim())
+        && let Some(log) = v["log"].as_str()
+    {
+        text = text.replace(log, "[LOG]");
+    }
+    if !run.stderr.trim().is_empty() {
+        text.push_str(&format!("\n--- stderr\n{}", sb.redact(run.stderr.trim())));
+    }
+    // Leases expire on the wall clock, which `HALL_NOW` doesn't pin; durations vary.
+    let text: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let key = l.trim_start();
+            if ["\"taken\": ", "\"expires\": ", "\"millis\": "]
+                .iter()
+                .any(|k| key.starts_with(k))
+            {
+                let (name, _) = l.split_once(": ").unwrap_or((l, ""));
+                let comma = if l.ends_with(',') { "," } else { "" };
+                format!("{name}: [WALL]{comma}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    filter_hashes(&text.join("\n"))
+}
+
+/// Hex runs of 40 or 64 characters (commits, trees, sha256 of components) become
+/// `[HEX40]`/`[HEX64]`: they change with any byte of a built-in room or a test's files.
+fn filter_hashes(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        match run.len() {
+            40 => out.push_str("[HEX40]"),
+            64 => out.push_str("[HEX64]"),
+            _ => out.push_str(run),
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_hexdigit() && !c.is_ascii_uppercase() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// Records the code of an error reply (and checks the contract's promises for it).
+fn code(run: &Run, seen: &mut BTreeSet<String>) {
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap_or(Value::Null);
+    if let Some(c) = v["error"]["code"].as_str() {
+        assert!(
+            v["error"]["next"].as_array().is_some_and(|n| !n.is_empty()),
+            "{c} has no next: {run:?}"
+        );
+        seen.insert(c.to_string());
+    }
+}
+
+macro_rules! reply {
+    ($sb:expr, $seen:expr, $name:literal, $run:expr) => {{
+        let run = $run;
+        code(&run, $seen);
+        insta::assert_snapshot!($name, snap($sb, &run));
+        run
+    }};
+}
+
+#[test]
+fn every_command_and_every_error_code() {
+    let mut seen = BTreeSet::new();
+    let seen = &mut seen;
+    let sb = Sandbox::new();
+    let repo = sb.repo.clone();
+    let outside = sb.root.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+
+    // Before `hall init`, and outside any repository.
+    reply!(&sb, seen, "not_a_repo", sb.hall(&outside, &["status"]));
+    reply!(&sb, seen, "not_initialized", sb.hall(&repo, &["status"]));
+    reply!(&sb, seen, "usage", sb.hall(&repo, &["status", "--bogus"]));
+    reply!(&sb, seen, "init", sb.hall(&repo, &["init"]));
+    sb.git(&repo, &["add", "-A"]);
+    sb.git(&repo, &["commit", "-q", "-m", "Set up Hallmark"]);
+    reply!(&sb, seen, "init_again", sb.hall(&repo, &["init"]));
+
+    // An item through the Stage 1 verbs.
+    reply!(&sb, seen, "status_empty", sb.hall(&repo, &["status"]));
+    reply!(
+        &sb,
+        seen,
+        "new",
+        sb.hall(&repo, &["new", "--title", "Cap retries"])
+    );
+    let wt = sb.worktree("H-0001");
+    reply!(&sb, seen, "no_item", sb.hall(&repo, &["ready"]));
+    reply!(
+        &sb,
+        seen,
+        "item_not_found",
+        sb.hall(&repo, &["status", "H-0099"])
+    );
+    std::fs::write(wt.join("lib.txt"), "attempts < 3\n").unwrap();
+    reply!(&sb, seen, "dirty_worktree", sb.hall(&wt, &["ready"]));
+    sb.git(&wt, &["add", "lib.txt"]);
+    sb.git(&wt, &["commit", "-q", "-m", "Cap retries at 3"]);
+    reply!(
+        &sb,
+        seen,
+        "propose_ready_ask",
+        sb.hall(
+            &wt,
+            &["propose-ready", "--summary", "Caps retries", "--ask"]
+        )
+    );
+    reply!(
+        &sb,
+        seen,
+        "ready",
+        sb.hall(&wt, &["ready", "--note", "first try"])
+    );
+    reply!(&sb, seen, "ready_again", sb.hall(&wt, &["ready"]));
+    sb.commit(&wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+    reply!(&sb, seen, "item_in_review", sb.hall(&wt, &["ready"]));
+    reply!(&sb, seen, "status_list", sb.hall(&repo, &["status"]));
+    reply!(
+        &sb,
+        seen,
+        "status_item",
+        sb.hall(&repo, &["status", "H-0001"])
+    );
+    reply!(&sb, seen, "findings", sb.hall(&wt, &["findings"]));
+    reply!(&sb, seen, "fixed_wrong_state", sb.hall(&wt, &["fixed"]));
+    reply!(
+        &sb,
+        seen,
+        "retry_nothing",
+        sb.hall(&wt, &["retry", "--reason", "again"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "pull_back",
+        sb.hall(&wt, &["pull-back", "--reason", "not yet"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "log_kind",
+        sb.hall(&wt, &["log", "--kind", "ready"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "log_repo",
+        sb.hall(&repo, &["log", "--limit", "3"])
+    );
+
+    // People and agents.
+    reply!(
+        &sb,
+        seen,
+        "ask",
+        sb.hall(
+            &wt,
+            &[
+                "ask",
+                "billed or raw?",
+                "--options",
+                "billed,raw",
+                "--default",
+                "billed"
+            ]
+        )
+    );
+    reply!(&sb, seen, "inbox", sb.hall(&repo, &["inbox"]));
+    reply!(&sb, seen, "answer", sb.hall(&repo, &["answer", "Q-1", "a"]));
+    reply!(
+        &sb,
+        seen,
+        "already_answered",
+        sb.hall(&repo, &["answer", "Q-1", "b"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "question_not_found",
+        sb.hall(&repo, &["answer", "Q-9", "a"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "gate_denied",
+        sb.hall_env(&wt, &["ready"], &[("HALL_ACTOR", "fixer")])
+    );
+    let verdict = sb.root.join("verdict.json");
+    std::fs::write(&verdict, json!({"summary": ""}).to_string()).unwrap();
+    sb.hall(&wt, &["ready"]).ok();
+    sb.record(
+        "H-0001",
+        "assayer",
+        json!({"event": "checks_passed", "sha": sb.git(&wt, &["rev-parse", "HEAD"])}),
+    );
+    reply!(
+        &sb,
+        seen,
+        "invalid_verdict",
+        sb.hall(&wt, &["verdict", "--file", verdict.to_str().unwrap()])
+    );
+    reply!(
+        &sb,
+        seen,
+        "usage_report",
+        sb.hall(&repo, &["usage", "--by", "station"])
+    );
+    reply!(&sb, seen, "budget", sb.hall(&repo, &["budget"]));
+    reply!(
+        &sb,
+        seen,
+        "trace_none",
+        sb.hall(&repo, &["trace", "H-0001"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "next_none",
+        sb.hall(&repo, &["next", "--role", "shipper"])
+    );
+    sb.hall(&repo, &["new", "--title", "Second"]).ok();
+    let wt2 = sb.worktree("H-0002");
+    sb.commit(&wt2, "b.txt", "b\n", "Second");
+    sb.hall(&wt2, &["ready"]).ok();
+    // Two holders take the two items with assayer work (a claim carries wall-clock
+    // times, so its shape is pinned by `hall schema next`); a third finds both taken.
+    let a = sb
+        .hall(&repo, &["next", "--role", "assayer", "--holder", "a"])
+        .ok();
+    let b = sb
+        .hall(&repo, &["next", "--role", "assayer", "--holder", "b"])
+        .ok();
+    assert_ne!(a["item"], b["item"]);
+    reply!(
+        &sb,
+        seen,
+        "claimed",
+        sb.hall(&repo, &["next", "--role", "assayer", "--holder", "c"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "daemon_status",
+        sb.hall(&repo, &["daemon", "status"])
+    );
+    reply!(&sb, seen, "reindex", sb.hall(&repo, &["reindex"]));
+    reply!(
+        &sb,
+        seen,
+        "run",
+        sb.hall(&repo, &["run", "--json", "--", "echo", "hello"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "command_failed",
+        sb.hall(&repo, &["run", "--json", "--", "/nonexistent/program"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "drop",
+        sb.hall(&repo, &["drop", "H-0001", "--reason", "superseded"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "wrong_state",
+        sb.hall(&repo, &["ready", "H-0001"])
+    );
+
+    // Hallmarks.
+    reply!(&sb, seen, "no_allowed_signers", sb.hall(&repo, &["verify"]));
+    let signers = sb.root.join("allowed_signers");
+    std::fs::write(&signers, sb.signers_line()).unwrap();
+    reply!(
+        &sb,
+        seen,
+        "not_hallmarked",
+        sb.hall(
+            &repo,
+            &[
+                "verify",
+                "HEAD",
+                "--allowed-signers",
+                signers.to_str().unwrap()
+            ]
+        )
+    );
+
+    // Rooms.
+    reply!(&sb, seen, "rooms_list", sb.hall(&repo, &["rooms", "list"]));
+    reply!(
+        &sb,
+        seen,
+        "room_not_found",
+        sb.hall(&repo, &["rooms", "run", "nothing", "--input", "{}"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "room_input_invalid",
+        sb.hall(
+            &repo,
+            &["rooms", "run", "gates", "--input", "{\"files\": 3}"]
+        )
+    );
+    let wrong = built_wasm("hall_fixture_wrong_world.wasm");
+    reply!(
+        &sb,
+        seen,
+        "rooms_check",
+        sb.hall(&repo, &["rooms", "check", wrong.to_str().unwrap()])
+    );
+    reply!(
+        &sb,
+        seen,
+        "room_incompatible",
+        sb.hall(
+            &repo,
+            &["rooms", "run", wrong.to_str().unwrap(), "--input", "{}"]
+        )
+    );
+    let panicky = built_wasm("hall_fixture_panicky.wasm");
+    reply!(
+        &sb,
+        seen,
+        "room_failed",
+        sb.hall(
+            &repo,
+            &["rooms", "run", panicky.to_str().unwrap(), "--input", "{}"]
+        )
+    );
+
+    // The agent's self-description.
+    reply!(
+        &sb,
+        seen,
+        "schema_error",
+        sb.hall(&repo, &["schema", "error"])
+    );
+    let help = sb.hall(&repo, &["help", "--json"]);
+    code(&help, seen);
+    assert_eq!(help.code, 0);
+
+    // A committed config that doesn't parse; a journal line that doesn't decode; an
+    // issue with no gh to read it.
+    std::fs::write(repo.join(".hallmark.toml"), "base = \"main\"\nmood = 3\n").unwrap();
+    sb.git(&repo, &["commit", "-qam", "Break the config"]);
+    reply!(&sb, seen, "invalid_config", sb.hall(&repo, &["status"]));
+    sb.git(&repo, &["revert", "--no-edit", "HEAD"]);
+    let events = repo.join(".git/hallmark/items/H-0001/events.jsonl");
+    let mut text = std::fs::read_to_string(&events).unwrap();
+    text.insert_str(0, "{not json}\n");
+    std::fs::write(&events, text).unwrap();
+    reply!(
+        &sb,
+        seen,
+        "journal_corrupt",
+        sb.hall(&repo, &["status", "H-0001"])
+    );
+    // A PATH with git and a shell but no gh.
+    let no_gh = sb.root.join("no-gh");
+    std::fs::create_dir_all(&no_gh).unwrap();
+    for tool in ["git", "sh"] {
+        let at = sb.sh(&sb.root, &format!("command -v {tool}"), &[]).stdout;
+        std::os::unix::fs::symlink(at.trim(), no_gh.join(tool)).unwrap();
+    }
+    reply!(
+        &sb,
+        seen,
+        "gh_unavailable",
+        sb.hall_env(
+            &repo,
+            &["new", "--issue", "7"],
+            &[("PATH", no_gh.to_str().unwrap())]
+        )
+    );
+    // An index that can't be opened: a directory where the file should be.
+    let index = repo.join(".git/hallmark/index.sqlite");
+    for f in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{f}", index.display()));
+    }
+    std::fs::create_dir_all(&index).unwrap();
+    reply!(&sb, seen, "internal", sb.hall(&repo, &["inbox"]));
+
+    // Every code is either shown above or reserved, and the binary lists them all.
+    let schema = sb.hall(&outside, &["schema", "error"]).ok();
+    let listed: BTreeSet<String> = schema["x-codes"]
+        .as_object()
+        .or(schema["schema"]["x-codes"].as_object())
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    assert_eq!(listed.len(), 29, "every code is listed: {schema}");
+    let reserved: BTreeSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
+    let covered: BTreeSet<String> = seen.union(&reserved).cloned().collect();
+    let missing: Vec<&String> = listed.difference(&covered).collect();
+    assert!(missing.is_empty(), "codes with no reply here: {missing:?}");
+    assert!(
+        seen.is_disjoint(&reserved),
+        "a reserved code is returned now; give it a snapshot and take it off RESERVED: {:?}",
+        seen.intersection(&reserved).collect::<Vec<_>>()
+    );
+}
