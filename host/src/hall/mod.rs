@@ -125,6 +125,9 @@ pub struct Hall {
     pub config: Config,
     /// How headless runs are started.
     pub runner: Arc<dyn Runner>,
+    /// Where headless runs load the plugin from; `None` writes it under the user data
+    /// directory on first need (tests point it elsewhere).
+    pub plugin_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Hall {
@@ -159,6 +162,7 @@ impl Hall {
             journal,
             config,
             runner: Arc::new(crate::claude::Process),
+            plugin_dir: None,
         }
     }
 
@@ -166,6 +170,14 @@ impl Hall {
     pub fn with_runner(mut self, runner: Arc<dyn Runner>) -> Hall {
         self.runner = runner;
         self
+    }
+
+    /// The plugin directory headless runs load (`--plugin-dir`), written when needed.
+    pub fn plugin(&self) -> Result<PathBuf> {
+        match &self.plugin_dir {
+            Some(dir) => Ok(dir.clone()),
+            None => plugin::ensure_plugin(),
+        }
     }
 
     pub fn index(&self) -> Result<Index> {

@@ -234,7 +234,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     }
     let events = hall.events(id)?;
     let prompt = prompt(id, item, &events);
-    let plugin = crate::hall::plugin::ensure_plugin()?;
+    let plugin = hall.plugin()?;
     let runs_dir = crate::claude::runs_dir(&hall.journal.item_dir(id));
     std::fs::create_dir_all(&runs_dir).at(&runs_dir)?;
     let prompt_file = runs_dir.join("fix-prompt.md");
@@ -290,4 +290,223 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         ),
         after: applied.after,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::claude::{RunOutcome, Runner};
+    use crate::clock::Clock;
+    use crate::config::Config;
+    use crate::git::Repo;
+    use crate::item::{Event, HoldKind, Source};
+    use crate::journal::Journal;
+
+    /// A stand-in for the fixer's model run: it may commit in the worktree, the way a
+    /// fixer that forgets `hall fixed` does, and answers with `outcome`.
+    struct Scripted {
+        commit: bool,
+        outcome: RunOutcome,
+        calls: std::sync::Mutex<Vec<Vec<String>>>,
+    }
+
+    impl Runner for Scripted {
+        fn run(
+            &self,
+            _dir: &Path,
+            _stamp: &str,
+            spec: &RunSpec,
+        ) -> crate::claude::Result<RunOutcome> {
+            self.calls.lock().unwrap().push(spec.args.clone());
+            if self.commit {
+                std::fs::write(spec.cwd.join("lib.txt"), "attempts <= 3\n").unwrap();
+                git_in(&spec.cwd, &["commit", "-qam", "Fix the limit"]);
+            }
+            Ok(RunOutcome {
+                run: "20261102T090000Z-fix".into(),
+                ..self.outcome.clone()
+            })
+        }
+    }
+
+    fn git_in(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A repository with one item in `fixing` after a failed check, its worktree the
+    /// main checkout, and the fixer's run going through `runner`.
+    fn world(runner: Arc<Scripted>) -> (tempfile::TempDir, Hall, Ctx, ItemId, Sha) {
+        let dir = tempfile::tempdir().unwrap();
+        let root: PathBuf = dir.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        git_in(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("lib.txt"), "attempts < 3\n").unwrap();
+        git_in(&root, &["add", "lib.txt"]);
+        git_in(&root, &["commit", "-qm", "Cap retries"]);
+        let sha = Sha::new(git_in(&root, &["rev-parse", "HEAD"]));
+        let repo = Repo::discover(&root).unwrap();
+        let journal = Journal::new(repo.hall_dir());
+        journal.init().unwrap();
+        let mut hall = Hall::with(repo, journal, Config::default()).with_runner(runner);
+        hall.plugin_dir = Some(dir.path().join("plugin"));
+        let at = crate::clock::parse("2026-11-02T09:00:00Z").unwrap();
+        let ctx = Ctx::at(root.clone(), Clock::fixed(at), "fixer");
+        let event = |id, kind| ctx.event(Some(id), kind);
+        let (id, _) = hall
+            .journal
+            .create_item(|id| {
+                Ok::<_, crate::error::HallError>(vec![
+                    event(
+                        id,
+                        EventKind::Created {
+                            title: "Cap retries".into(),
+                            request: None,
+                            branch: "main".into(),
+                            base: "main".into(),
+                            worktree: Some(root.display().to_string()),
+                            source: Source::New,
+                            issue: None,
+                            pr: None,
+                        },
+                    ),
+                    event(
+                        id,
+                        EventKind::Ready {
+                            sha: sha.clone(),
+                            round: 1,
+                            note: None,
+                        },
+                    ),
+                    event(
+                        id,
+                        EventKind::CheckRun {
+                            sha: sha.clone(),
+                            check: "sh check.sh".into(),
+                            exit_code: 1,
+                            duration_ms: 5,
+                            cached: false,
+                            output: Some("lib.txt:1: expected <= in the limit check".into()),
+                            log: Some("check.log".into()),
+                        },
+                    ),
+                    event(
+                        id,
+                        EventKind::ChecksFailed {
+                            sha: sha.clone(),
+                            failed: vec!["sh check.sh".into()],
+                        },
+                    ),
+                ])
+            })
+            .unwrap();
+        (dir, hall, ctx, id, sha)
+    }
+
+    fn outcome(failure: Option<&str>) -> RunOutcome {
+        RunOutcome {
+            exit_code: Some(if failure.is_some() { 1 } else { 0 }),
+            failure: failure.map(str::to_string),
+            ..RunOutcome::default()
+        }
+    }
+
+    fn scripted(commit: bool, o: RunOutcome) -> Arc<Scripted> {
+        Arc::new(Scripted {
+            commit,
+            outcome: o,
+            calls: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    fn kinds(events: &[Event]) -> Vec<&'static str> {
+        events.iter().map(|e| e.kind.name()).collect()
+    }
+
+    #[test]
+    fn a_fixer_that_commits_without_hall_fixed_is_resubmitted_claiming_nothing() {
+        let runner = scripted(true, outcome(None));
+        let (_dir, hall, ctx, id, sha) = world(runner.clone());
+        let item = hall.item(id).unwrap();
+        let step = run(&hall, &ctx, id, &item).unwrap();
+        assert!(
+            step.did.contains("without `hall fixed`; resubmitted"),
+            "{}",
+            step.did
+        );
+        assert_eq!(step.after.state, State::Checks);
+        assert_ne!(
+            step.after.sha.as_ref(),
+            Some(&sha),
+            "the new commit is frozen"
+        );
+        let events = hall.events(id).unwrap();
+        assert_eq!(kinds(&events).last(), Some(&"fix_submitted"));
+        // The run was the plugin's fixer agent, in the worktree, with edits allowed.
+        let calls = runner.calls.lock().unwrap();
+        let args = &calls[0];
+        assert!(
+            args.windows(2).any(|w| w == ["--agent", "hallmark:fixer"]),
+            "{args:?}"
+        );
+        assert!(
+            args.windows(2)
+                .any(|w| w == ["--permission-mode", "acceptEdits"]),
+            "{args:?}"
+        );
+        let prompt = args.last().unwrap();
+        assert!(
+            prompt.contains("## `sh check.sh` exited 1") && prompt.contains("expected <="),
+            "the failing check reaches the fixer: {prompt}"
+        );
+    }
+
+    #[test]
+    fn a_fixer_that_commits_nothing_has_failed_and_the_second_failure_holds() {
+        let runner = scripted(false, outcome(None));
+        let (_dir, hall, ctx, id, _sha) = world(runner);
+        let step = run(&hall, &ctx, id, &hall.item(id).unwrap()).unwrap();
+        assert_eq!(step.did, "the fixer committed nothing");
+        assert_eq!(step.after.state, State::Fixing);
+        assert!(step.after.hold.is_none(), "one failed run is retried");
+        let step = run(&hall, &ctx, id, &hall.item(id).unwrap()).unwrap();
+        assert_eq!(
+            step.after.hold.as_ref().map(|h| h.kind),
+            Some(HoldKind::RunFailed)
+        );
+    }
+
+    #[test]
+    fn a_rate_limited_run_pauses_the_loop_and_fails_nobody() {
+        let mut o = outcome(Some("API Error: 429 rate_limit_error"));
+        o.rate_limited = true;
+        let (_dir, hall, ctx, id, _sha) = world(scripted(false, o));
+        let step = run(&hall, &ctx, id, &hall.item(id).unwrap()).unwrap();
+        assert!(
+            step.did.starts_with("paused by the plan's rate limit"),
+            "{}",
+            step.did
+        );
+        let item = hall.item(id).unwrap();
+        assert_eq!(item.run_failures, 0);
+        assert!(item.hold.is_none());
+    }
 }

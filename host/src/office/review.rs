@@ -271,7 +271,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let events = hall.events(id)?;
     let tip = crate::hall::rules::base_tip_of(hall);
     let prompt = prompt(hall, id, item, &events, &dir, tip.as_ref())?;
-    let plugin = crate::hall::plugin::ensure_plugin()?;
+    let plugin = hall.plugin()?;
     let spec = command(hall, id, &plugin, &dir, &prompt);
     let runs_dir = crate::claude::runs_dir(&hall.journal.item_dir(id));
     let all = crate::claude::run_with_fallback(&*hall.runner, &runs_dir, &ctx.stamp, &spec)?;
