@@ -146,3 +146,142 @@ fn verdict_room_lists_every_top_level_problem() {
         f.problems
     );
 }
+
+/// Every rule the built-in verdict room enforces that JSON Schema can say is in the
+/// schema handed to the reviewer: each answer below is refused by both, so Claude Code
+/// asks again instead of a paid run ending in a refusal.
+#[test]
+fn the_verdict_schema_refuses_what_the_room_refuses() {
+    use serde_json::{Value, json};
+    let schema = crate::office::verdict::schema();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let room = rooms().builtin(World::Verdict).expect("built-in verdict");
+    let lenses = json!([
+        "first-principles",
+        "correctness",
+        "security",
+        "data",
+        "evidence",
+        "operability",
+        "repo-rules"
+    ]);
+    let good = json!({
+        "verdict": "approve",
+        "summary": "Small and sound.",
+        "lenses": lenses,
+        "findings": [
+            {"lens": "evidence", "severity": "minor", "file": "src/a.rs", "line": 3, "scenario": "a second example would help"}
+        ],
+        "learnings_used": ["L-1"]
+    });
+    let room_accepts = |v: &Value| {
+        room.validate_verdict(&v.to_string())
+            .expect("the room runs")
+            .is_ok()
+    };
+    assert!(
+        validator.is_valid(&good),
+        "{:?}",
+        validator.validate(&good).err()
+    );
+    assert!(room_accepts(&good));
+    let with = |path: &str, value: Value| {
+        let mut v = good.clone();
+        *v.pointer_mut(path).expect("a path in the good verdict") = value;
+        v
+    };
+    let without = |key: &str| {
+        let mut v = good.clone();
+        v.as_object_mut().expect("object").remove(key);
+        v
+    };
+    let cases: Vec<(&str, Value)> = vec![
+        ("an unknown field", {
+            let mut v = good.clone();
+            v["mood"] = json!("good");
+            v
+        }),
+        ("no summary", without("summary")),
+        ("an empty summary", with("/summary", json!(""))),
+        ("a blank summary", with("/summary", json!("   "))),
+        ("a summary that isn't text", with("/summary", json!(3))),
+        ("no lenses", without("lenses")),
+        (
+            "six lenses",
+            with(
+                "/lenses",
+                json!([
+                    "first-principles",
+                    "correctness",
+                    "security",
+                    "data",
+                    "evidence",
+                    "operability"
+                ]),
+            ),
+        ),
+        ("a made-up lens", with("/lenses/0", json!("style"))),
+        ("no findings", without("findings")),
+        ("findings that aren't a list", with("/findings", json!({}))),
+        (
+            "a finding that isn't an object",
+            with("/findings/0", json!("bad")),
+        ),
+        ("an unknown finding field", {
+            let mut v = good.clone();
+            v["findings"][0]["why"] = json!("x");
+            v
+        }),
+        (
+            "a made-up lens on a finding",
+            with("/findings/0/lens", json!("style")),
+        ),
+        (
+            "a made-up severity",
+            with("/findings/0/severity", json!("critical")),
+        ),
+        ("an empty file", with("/findings/0/file", json!(""))),
+        (
+            "an absolute file",
+            with("/findings/0/file", json!("/etc/passwd")),
+        ),
+        (
+            "a file that climbs out",
+            with("/findings/0/file", json!("src/../../x")),
+        ),
+        ("line 0", with("/findings/0/line", json!(0))),
+        (
+            "a line that isn't a number",
+            with("/findings/0/line", json!("3")),
+        ),
+        ("a blank scenario", with("/findings/0/scenario", json!(" "))),
+        ("a blank learning id", with("/learnings_used/0", json!(""))),
+        (
+            "learnings that aren't a list",
+            with("/learnings_used", json!("L-1")),
+        ),
+        (
+            "approve with a major",
+            with("/findings/0/severity", json!("major")),
+        ),
+        (
+            "reject with nothing blocking",
+            with("/verdict", json!("reject")),
+        ),
+        (
+            "a verdict that is neither",
+            with("/verdict", json!("maybe")),
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, v) in &cases {
+        let schema_ok = validator.is_valid(v);
+        let room_ok = room_accepts(v);
+        if schema_ok || room_ok {
+            wrong.push(format!(
+                "{what}: schema accepts {schema_ok}, room accepts {room_ok}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
