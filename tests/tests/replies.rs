@@ -23,10 +23,12 @@ const RESERVED: &[&str] = &[
 /// pretty-printed; the sandbox's paths, object names and content hashes filtered.
 fn snap(sb: &Sandbox, run: &Run) -> String {
     let mut text = sb.snap(run);
-    // Components built by host/build.rs live under this build's target directory.
-    let built = built_wasm("hall_fixture_panicky.wasm");
-    if let Some(dir) = built.parent() {
-        text = text.replace(dir.to_str().unwrap(), "[BUILT]");
+    // Components built by host/build.rs live under this build's target directory (one
+    // per build-script run; each fixture is taken from the newest).
+    for fixture in ["hall_fixture_panicky.wasm", "hall_fixture_wrong_world.wasm"] {
+        if let Some(dir) = built_wasm(fixture).parent() {
+            text = text.replace(dir.to_str().unwrap(), "[BUILT]");
+        }
     }
     // `hall run`'s log names carry the process id.
     if let Ok(v) = serde_json::from_str::<Value>(run.stdout.trim())
