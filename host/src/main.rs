@@ -56,11 +56,7 @@ fn finish(result: Result<Reply, HallError>, json: bool, force_json: bool) -> Exi
                 eprintln!("warning: {w}");
             }
             let _ = if json && (force_json || !reply.text_first) {
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::to_string(&reply.json).unwrap_or_default()
-                )
+                writeln!(out, "{}", reply.json)
             } else {
                 writeln!(out, "{}", reply.text)
             };

@@ -43,7 +43,8 @@ use crate::item::{Item, ItemId, Sha, State};
 
 /// What a command returns: the JSON reply (which always has `next`) and its text form.
 pub struct Reply {
-    pub json: serde_json::Value,
+    /// The JSON reply, serialized once, straight from the command's reply type.
+    pub json: String,
     pub text: String,
     /// Lines for stderr (warnings such as a torn journal line).
     pub warnings: Vec<String>,
@@ -56,8 +57,8 @@ pub struct Reply {
 
 impl Reply {
     pub fn new(value: &impl Serialize, text: String) -> Reply {
-        let json = serde_json::to_value(value)
-            .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }));
+        let json = serde_json::to_string(value)
+            .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string());
         Reply {
             json,
             text,

@@ -142,13 +142,7 @@ fn check(file: &PathBuf) -> Result<Reply> {
     let mut json = serde_json::to_value(&report).map_err(HallError::internal)?;
     let next = vec![format!("hall rooms run {} --input <json>", file.display())];
     json["next"] = serde_json::json!(next);
-    Ok(Reply {
-        json,
-        text,
-        warnings: Vec::new(),
-        exit: 0,
-        text_first: false,
-    })
+    Ok(Reply::new(&json, text))
 }
 
 fn read_input(input: &str) -> Result<serde_json::Value> {

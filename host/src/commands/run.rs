@@ -193,10 +193,7 @@ fn show(ctx: &Ctx, log: &str, lines: Option<&str>, grep: Option<&str>) -> Result
     let body = out.join("\n");
     let json = serde_json::json!({ "log": path.display().to_string(), "lines": all.len(), "shown": body, "next": ["hall run --show <log> --lines A-B"] });
     Ok(Reply {
-        json,
-        text: body,
-        warnings: Vec::new(),
-        exit: 0,
         text_first: true,
+        ..Reply::new(&json, body)
     })
 }

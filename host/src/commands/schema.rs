@@ -79,13 +79,7 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
     match schema(&args.name) {
         Some(s) => {
             let text = serde_json::to_string_pretty(&s).unwrap_or_default();
-            Ok(Reply {
-                json: s,
-                text,
-                warnings: Vec::new(),
-                exit: 0,
-                text_first: false,
-            })
+            Ok(Reply::new(&s, text))
         }
         None => {
             let mut names: Vec<String> = super::help::commands()

@@ -67,20 +67,58 @@ fn origin_head(common: &Path) -> Option<String> {
 
 use crate::item::sha::is_full as is_sha;
 
+/// What git's ref files say about one ref.
+#[derive(Debug, PartialEq, Eq)]
+enum RefFiles {
+    /// The ref names this commit.
+    Commit(String),
+    /// The files answer for every ref and this one is not among them.
+    Absent,
+    /// The files cannot say (a symbolic or odd loose ref, reftable storage): ask git.
+    Ask,
+}
+
+fn ref_files(common: &Path, name: &str) -> RefFiles {
+    if name.contains("..") || !name.starts_with("refs/") {
+        return RefFiles::Absent;
+    }
+    match std::fs::read_to_string(common.join(name)) {
+        Ok(loose) => {
+            let loose = loose.trim();
+            return if is_sha(loose) {
+                RefFiles::Commit(loose.to_string())
+            } else {
+                RefFiles::Ask
+            };
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return RefFiles::Ask,
+        Err(_) => {}
+    }
+    let packed = match std::fs::read_to_string(common.join("packed-refs")) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(_) => return RefFiles::Ask,
+    };
+    let found = packed.as_deref().and_then(|text| {
+        text.lines().find_map(|line| {
+            let (sha, r) = line.split_once(' ')?;
+            (r == name && is_sha(sha)).then(|| sha.to_string())
+        })
+    });
+    match found {
+        Some(sha) => RefFiles::Commit(sha),
+        // A repository that keeps its refs in a reftable has no loose files to read.
+        None if common.join("reftable").exists() => RefFiles::Ask,
+        None => RefFiles::Absent,
+    }
+}
+
 /// The commit a full ref name points at, from the loose ref file or `packed-refs`.
 pub fn read_ref(common: &Path, name: &str) -> Option<String> {
-    if name.contains("..") || !name.starts_with("refs/") {
-        return None;
+    match ref_files(common, name) {
+        RefFiles::Commit(sha) => Some(sha),
+        RefFiles::Absent | RefFiles::Ask => None,
     }
-    if let Ok(loose) = std::fs::read_to_string(common.join(name)) {
-        let loose = loose.trim();
-        return is_sha(loose).then(|| loose.to_string());
-    }
-    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
-    packed.lines().find_map(|line| {
-        let (sha, r) = line.split_once(' ')?;
-        (r == name && is_sha(sha)).then(|| sha.to_string())
-    })
 }
 
 /// The base branch's tip: the local branch, else origin's copy of it.
@@ -97,31 +135,32 @@ pub struct BaseTip {
 /// Finds the tip of `base` in the repository whose common dir is `common`, reading
 /// git's files and asking git only when they don't say (reftable, odd layouts).
 pub fn base_tip(repo: &Repo, base: &str) -> Option<BaseTip> {
+    let mut ask = Vec::new();
     for reference in [
         format!("refs/heads/{base}"),
         format!("refs/remotes/origin/{base}"),
     ] {
-        if let Some(sha) = read_ref(&repo.common_dir, &reference) {
-            return Some(BaseTip {
-                base: base.to_string(),
-                reference,
-                sha,
-            });
+        match ref_files(&repo.common_dir, &reference) {
+            RefFiles::Commit(sha) => {
+                return Some(BaseTip {
+                    base: base.to_string(),
+                    reference,
+                    sha,
+                });
+            }
+            RefFiles::Ask => ask.push(reference),
+            RefFiles::Absent => {}
         }
     }
-    for reference in [
-        format!("refs/heads/{base}"),
-        format!("refs/remotes/origin/{base}"),
-    ] {
-        if let Some(sha) = git::commit(&repo.main_root, &reference) {
-            return Some(BaseTip {
-                base: base.to_string(),
-                reference,
-                sha: sha.into_string(),
-            });
-        }
-    }
-    None
+    // Git is asked only about the refs its files could not answer for: a repository
+    // with no base yet (a fresh `hall init`) starts no process here.
+    ask.into_iter().find_map(|reference| {
+        git::commit(&repo.main_root, &reference).map(|sha| BaseTip {
+            base: base.to_string(),
+            reference,
+            sha: sha.into_string(),
+        })
+    })
 }
 
 /// A file's bytes at commit `sha`, if it exists there.
@@ -266,6 +305,19 @@ mod tests {
         assert_eq!(read_ref(common, "refs/heads/none"), None);
         assert_eq!(read_ref(common, "refs/heads/../../x"), None, "no escapes");
         assert_eq!(read_ref(common, "HEAD"), None, "only refs/");
+        assert_eq!(ref_files(common, "refs/heads/none"), RefFiles::Absent);
+        std::fs::write(common.join("refs/heads/link"), "ref: refs/heads/main\n").unwrap();
+        assert_eq!(
+            ref_files(common, "refs/heads/link"),
+            RefFiles::Ask,
+            "a symbolic ref is git's to resolve"
+        );
+        std::fs::create_dir(common.join("reftable")).unwrap();
+        assert_eq!(
+            ref_files(common, "refs/heads/none"),
+            RefFiles::Ask,
+            "reftable storage keeps no loose files"
+        );
     }
 
     #[test]

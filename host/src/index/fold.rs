@@ -57,11 +57,10 @@ pub(super) fn apply_file(
         return Ok(RebuildStats::default());
     };
     let (offset, lines): (u64, u64) = tx
-        .query_row(
-            "SELECT offset, lines FROM files WHERE name = ?1",
-            [name],
-            |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
-        )
+        .prepare_cached("SELECT offset, lines FROM files WHERE name = ?1")?
+        .query_row([name], |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+        })
         .optional()?
         .unwrap_or((0, 0));
     let mut f = match std::fs::File::open(&path) {
@@ -113,9 +112,8 @@ pub(super) fn apply_file(
     let mut item: Option<Item> = match item_id {
         Some(id) => {
             let stored = tx
-                .query_row("SELECT json FROM item_json WHERE num = ?1", [id.0], |r| {
-                    r.get::<_, String>(0)
-                })
+                .prepare_cached("SELECT json FROM item_json WHERE num = ?1")?
+                .query_row([id.0], |r| r.get::<_, String>(0))
                 .optional()?;
             // Folding on from a fold that doesn't decode would silently start the item
             // over; only a damaged file holds one.
@@ -170,10 +168,11 @@ pub(super) fn apply_file(
     if let (Some(it), Some(num)) = (item, item_num) {
         let json = serde_json::to_string(&it)
             .map_err(|e| Fault::Damaged(format!("the fold of {num} does not encode: {e}")))?;
-        tx.execute(
+        tx.prepare_cached(
             "INSERT OR REPLACE INTO items(num,title,state,branch,base,worktree,hold,hold_since,round,sha,pr,created,updated,since,events)
              VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
-            params![
+        )?
+        .execute(params![
                 num,
                 it.title,
                 it.state.as_str(),
@@ -189,21 +188,16 @@ pub(super) fn apply_file(
                 it.updated,
                 it.since,
                 it.events as i64
-            ],
-        )?;
-        tx.execute(
-            "INSERT OR REPLACE INTO item_json(num, json) VALUES(?1, ?2)",
-            params![num, json],
-        )?;
+        ])?;
+        tx.prepare_cached("INSERT OR REPLACE INTO item_json(num, json) VALUES(?1, ?2)")?
+            .execute(params![num, json])?;
     }
-    tx.execute(
-        "INSERT OR REPLACE INTO files(name, offset, lines) VALUES(?1,?2,?3)",
-        params![
+    tx.prepare_cached("INSERT OR REPLACE INTO files(name, offset, lines) VALUES(?1,?2,?3)")?
+        .execute(params![
             name,
             (offset + contents.complete_len) as i64,
             contents.lines as i64
-        ],
-    )?;
+        ])?;
     Ok(RebuildStats {
         files: 1,
         events: contents.items.len() as u64,
