@@ -30,6 +30,9 @@ fn snap(sb: &Sandbox, run: &Run) -> String {
             text = text.replace(dir.to_str().unwrap(), "[BUILT]");
         }
     }
+    // The binary under test lives wherever the checkout is.
+    let hall = hallmark_tests::sandbox::hall_bin();
+    text = text.replace(hall.to_str().unwrap(), "[HALL]");
     // `hall run`'s log names carry the process id.
     if let Ok(v) = serde_json::from_str::<Value>(run.stdout.trim())
         && let Some(log) = v["log"].as_str()
@@ -448,4 +451,73 @@ fn every_command_and_every_error_code() {
         "a reserved code is returned now; give it a snapshot and take it off RESERVED: {:?}",
         seen.intersection(&reserved).collect::<Vec<_>>()
     );
+}
+
+/// The commands the walk above leaves out, each in its own sandbox: adopting a branch,
+/// installing the Claude Code plugin, the doctor, and the text a person reads on a
+/// terminal (the same replies, rendered for people, errors on stderr).
+#[test]
+fn adopt_setup_doctor_and_text_on_a_terminal() {
+    let mut seen = BTreeSet::new();
+    let seen = &mut seen;
+    let sb = Sandbox::initialized();
+    let repo = sb.repo.clone();
+    sb.git(&repo, &["switch", "-q", "-c", "feature/retries"]);
+    sb.commit(&repo, "retry.txt", "3\n", "Retry three times");
+    reply!(
+        &sb,
+        seen,
+        "adopt",
+        sb.hall(&repo, &["adopt", "--title", "Retries"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "adopt_again",
+        sb.hall(&repo, &["adopt", "--title", "Retries"])
+    );
+    reply!(
+        &sb,
+        seen,
+        "setup_claude_dry_run",
+        sb.hall(&repo, &["setup", "claude", "--dry-run"])
+    );
+    let doctor = sb.hall(&repo, &["doctor"]);
+    code(&doctor, seen);
+    let v: Value = serde_json::from_str(doctor.stdout.trim()).expect("doctor replies JSON");
+    // Which tools a machine has varies; the checks' names and the reply's shape don't.
+    let names: Vec<&str> = v["checks"]
+        .as_array()
+        .expect("doctor lists its checks")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    insta::assert_snapshot!("doctor_checks", names.join("\n"));
+    assert!(v["ok"].is_boolean() && v["next"].is_array(), "{v}");
+
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped the text replies: util-linux `script` is not installed");
+        return;
+    }
+    let hall = hallmark_tests::sandbox::hall_bin();
+    let cmd = format!(
+        "{h} status; {h} status H-0001; {h} ready H-0042; {h} log H-0001 --kind created",
+        h = hall.display()
+    );
+    let mut script = std::process::Command::new("script");
+    script.args(["-qec", &cmd, "/dev/null"]).current_dir(&repo);
+    let probe = sb.hall_command(&repo);
+    for (k, v) in probe.get_envs() {
+        if let Some(v) = v {
+            script.env(k, v);
+        }
+    }
+    let out = script.output().expect("script runs");
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    assert!(!text.contains("{\""), "no JSON on a terminal: {text}");
+    insta::assert_snapshot!("text_on_a_terminal", filter_hashes(&sb.redact(&text)));
 }
