@@ -146,6 +146,11 @@ const WATCHED: &[&str] = &[
 /// Reruns when the rooms workspace or the WIT package changes.
 fn watch(rooms: &Path, wit: &Path) {
     println!("cargo:rerun-if-changed={}", wit.display());
+    // The SDK takes the review vocabulary (lenses) from the core crate.
+    let core = rooms.with_file_name("host").join("core");
+    for entry in ["src", "Cargo.toml"] {
+        println!("cargo:rerun-if-changed={}", core.join(entry).display());
+    }
     for entry in WATCHED {
         println!("cargo:rerun-if-changed={}", rooms.join(entry).display());
     }

@@ -17,6 +17,35 @@ mod model {
     pub use super::exports::hall::rooms::verdict::{
         CheckedVerdict, Failure, Finding, Lens, Severity,
     };
+
+    /// The one crossing between the host's lens (`hallmark_core`, where the lenses,
+    /// their ids and the words a reviewer may write for them are defined once) and the
+    /// WIT's: every other use of a lens in the rooms goes through these two.
+    pub fn from_core(lens: hallmark_core::item::finding::Lens) -> Lens {
+        use hallmark_core::item::finding::Lens as Core;
+        match lens {
+            Core::FirstPrinciples => Lens::FirstPrinciples,
+            Core::Correctness => Lens::Correctness,
+            Core::Security => Lens::Security,
+            Core::Data => Lens::Data,
+            Core::Evidence => Lens::Evidence,
+            Core::Operability => Lens::Operability,
+            Core::RepoRules => Lens::RepoRules,
+        }
+    }
+
+    pub fn to_core(lens: Lens) -> hallmark_core::item::finding::Lens {
+        use hallmark_core::item::finding::Lens as Core;
+        match lens {
+            Lens::FirstPrinciples => Core::FirstPrinciples,
+            Lens::Correctness => Core::Correctness,
+            Lens::Security => Core::Security,
+            Lens::Data => Core::Data,
+            Lens::Evidence => Core::Evidence,
+            Lens::Operability => Core::Operability,
+            Lens::RepoRules => Core::RepoRules,
+        }
+    }
 }
 
 #[path = "rules/verdict.rs"]

@@ -136,6 +136,19 @@ fn verdict_room_lists_every_top_level_problem() {
             f.problems
         );
     }
+    // The missing lenses are named by the ids the schema and the journal use, from the
+    // one definition of a lens (hallmark-core), in review order.
+    let lenses = f
+        .problems
+        .iter()
+        .find(|p| p.starts_with("/lenses:"))
+        .expect("a lens problem");
+    assert!(
+        lenses.ends_with(
+            "missing first-principles, security, data, evidence, operability, repo-rules"
+        ),
+        "{lenses}"
+    );
     let f = room
         .validate_verdict("not json")
         .expect("call")

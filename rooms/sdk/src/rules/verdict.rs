@@ -70,10 +70,14 @@ pub fn validate(verdict_json: &str) -> Result<CheckedVerdict, Failure> {
                     None => problems.push(format!("/lenses/{i}: not a lens ({})", compact(item))),
                 }
             }
-            let missing: Vec<&str> = ALL_LENSES
+            let missing: Vec<&str> = hallmark_core::item::finding::Lens::ALL
                 .iter()
-                .filter(|(l, _)| !lenses.iter().any(|m| lens_rank(*m) == lens_rank(*l)))
-                .map(|(_, name)| *name)
+                .filter(|l| {
+                    !lenses
+                        .iter()
+                        .any(|m| lens_rank(*m) == lens_rank(super::model::from_core(**l)))
+                })
+                .map(|l| l.id())
                 .collect();
             if !missing.is_empty() {
                 problems.push(format!(
@@ -284,49 +288,19 @@ fn finding(i: usize, fields: &Map<String, Value>, problems: &mut Vec<String>) ->
     })
 }
 
-const ALL_LENSES: [(Lens, &str); 7] = [
-    (Lens::FirstPrinciples, "first_principles"),
-    (Lens::Correctness, "correctness"),
-    (Lens::Security, "security"),
-    (Lens::Data, "data"),
-    (Lens::Evidence, "evidence"),
-    (Lens::Operability, "operability"),
-    (Lens::RepoRules, "repo_rules"),
-];
-
-/// Accepts a lens by id (`repo_rules`, `repo-rules`) or by display name
-/// (`Security & tenancy`, `Data & migrations`).
+/// Accepts a lens by id (`repo-rules`, `repo_rules`) or by display name (`Security &
+/// tenancy`, `data and migrations`): the host's one reading of a lens.
 fn parse_lens(text: &str) -> Option<Lens> {
-    let key: String = text
-        .trim()
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
-        .collect();
-    let words: Vec<&str> = key.split_whitespace().collect();
-    let lens = match words.as_slice() {
-        ["first", "principles"] => Lens::FirstPrinciples,
-        ["correctness"] => Lens::Correctness,
-        ["security"] | ["security", "tenancy"] | ["security", "and", "tenancy"] => Lens::Security,
-        ["data"] | ["data", "migrations"] | ["data", "and", "migrations"] => Lens::Data,
-        ["evidence"] => Lens::Evidence,
-        ["operability"] => Lens::Operability,
-        ["repo", "rules"] => Lens::RepoRules,
-        _ => return None,
-    };
-    Some(lens)
+    hallmark_core::item::finding::Lens::from_text(text).map(super::model::from_core)
 }
 
-fn lens_rank(lens: Lens) -> u8 {
-    match lens {
-        Lens::FirstPrinciples => 0,
-        Lens::Correctness => 1,
-        Lens::Security => 2,
-        Lens::Data => 3,
-        Lens::Evidence => 4,
-        Lens::Operability => 5,
-        Lens::RepoRules => 6,
-    }
+/// A lens's place in the order a review lists them.
+fn lens_rank(lens: Lens) -> usize {
+    let core = super::model::to_core(lens);
+    hallmark_core::item::finding::Lens::ALL
+        .iter()
+        .position(|l| *l == core)
+        .unwrap_or(usize::MAX)
 }
 
 fn parse_severity(text: &str) -> Option<Severity> {
