@@ -416,6 +416,20 @@ impl Sandbox {
         cmd
     }
 
+    /// Runs the shell line `line` on a terminal (util-linux `script`), with this sandbox's
+    /// environment, in `dir`; `hall` in the line is the binary under test. The terminal's
+    /// output with Unix line ends, or `None` where `script` is not installed.
+    pub fn on_a_terminal(&self, dir: &Path, line: &str) -> Option<String> {
+        Command::new("script").arg("--version").output().ok()?;
+        let hall = hall_bin();
+        let line = line.replace("hall ", &format!("{} ", hall.display()));
+        let mut script = Command::new("script");
+        script.args(["-qec", &line, "/dev/null"]).current_dir(dir);
+        self.env(&mut script);
+        let out = script.output().expect("script runs");
+        Some(String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"))
+    }
+
     /// Runs git and returns its trimmed stdout, panicking on failure.
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
         let mut cmd = Command::new("git");

@@ -268,36 +268,12 @@ fn every_successful_reply_has_next() {
 /// On a terminal the reply is text for a person, and errors go to stderr.
 #[test]
 fn text_on_a_tty() {
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: util-linux `script` is not installed");
-        return;
-    }
     let sb = Sandbox::initialized();
     sb.hall(&sb.repo, &["new", "--title", "Text mode"]).ok();
-    let cmd = format!(
-        "{} status; {} ready 42",
-        hallmark_tests::sandbox::hall_bin().display(),
-        hallmark_tests::sandbox::hall_bin().display()
-    );
-    let out = sb.hall_command(&sb.repo).get_program().to_owned();
-    let _ = out;
-    let mut script = std::process::Command::new("script");
-    script
-        .args(["-qec", &cmd, "/dev/null"])
-        .current_dir(&sb.repo);
-    let mut probe = sb.hall_command(&sb.repo);
-    for (k, v) in probe.get_envs() {
-        if let Some(v) = v {
-            script.env(k, v);
-        }
-    }
-    let _ = probe.arg("--version");
-    let out = script.output().expect("script runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(text) = sb.on_a_terminal(&sb.repo, "hall status; hall ready 42") else {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    };
     assert!(text.contains("development (Workshop, 1)"), "{text}");
     assert!(text.contains("H-0001  Text mode"), "{text}");
     assert!(

@@ -495,29 +495,13 @@ fn adopt_setup_doctor_and_text_on_a_terminal() {
     insta::assert_snapshot!("doctor_checks", names.join("\n"));
     assert!(v["ok"].is_boolean() && v["next"].is_array(), "{v}");
 
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
+    let Some(text) = sb.on_a_terminal(
+        &repo,
+        "hall status; hall status H-0001; hall ready H-0042; hall log H-0001 --kind created",
+    ) else {
         eprintln!("skipped the text replies: util-linux `script` is not installed");
         return;
-    }
-    let hall = hallmark_tests::sandbox::hall_bin();
-    let cmd = format!(
-        "{h} status; {h} status H-0001; {h} ready H-0042; {h} log H-0001 --kind created",
-        h = hall.display()
-    );
-    let mut script = std::process::Command::new("script");
-    script.args(["-qec", &cmd, "/dev/null"]).current_dir(&repo);
-    let probe = sb.hall_command(&repo);
-    for (k, v) in probe.get_envs() {
-        if let Some(v) = v {
-            script.env(k, v);
-        }
-    }
-    let out = script.output().expect("script runs");
-    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    };
     assert!(!text.contains("{\""), "no JSON on a terminal: {text}");
     insta::assert_snapshot!("text_on_a_terminal", filter_hashes(&sb.redact(&text)));
 }
