@@ -28,33 +28,15 @@ fn run(cmd: &mut Command) {
     );
 }
 
-/// The bench's directory: removed at the end unless the user asked to keep it.
-enum Kept {
-    Temp(tempfile::TempDir),
-    Path(std::path::PathBuf),
-}
-
-impl Kept {
-    fn path(&self) -> &std::path::Path {
-        match self {
-            Kept::Temp(t) => t.path(),
-            Kept::Path(p) => p,
-        }
-    }
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; nothing else to parse.
     let hall = env!("CARGO_BIN_EXE_hall");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let mut dir = tempfile::tempdir().expect("tempdir");
     // HALL_BENCH_KEEP=1 keeps the generated repository, for profiling by hand.
-    let dir = if std::env::var_os("HALL_BENCH_KEEP").is_some() {
-        let kept = dir.keep();
-        println!("keeping {}", kept.display());
-        Kept::Path(kept)
-    } else {
-        Kept::Temp(dir)
-    };
+    if std::env::var_os("HALL_BENCH_KEEP").is_some() {
+        dir.disable_cleanup(true);
+        println!("keeping {}", dir.path().display());
+    }
     let t = Instant::now();
     let journal = generate(dir.path(), ITEMS, EVENTS_PER_ITEM);
     let repo = dir.path().join("repo");

@@ -15,6 +15,11 @@ use std::process::{Command, Output, Stdio};
 
 pub use crate::item::Sha;
 
+mod notes;
+pub mod refs;
+pub use notes::{NotedCommit, add_note, merge_notes, note, noted_commit};
+pub use refs::head_native;
+
 /// Why a git operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -329,30 +334,6 @@ pub fn tree_of(dir: &Path, rev: &str) -> Result<Sha> {
 pub fn head(dir: &Path) -> Result<Sha> {
     let args = ["rev-parse", "HEAD"];
     sha(&args, run(dir, &args)?)
-}
-
-/// HEAD's commit read from the files git keeps (HEAD, the loose ref, packed-refs), for
-/// the hot path of a hook; `None` whenever the layout is anything but the plain one
-/// (reftable, symbolic chains, a missing ref), and the caller then asks git.
-pub fn head_native(repo: &Repo) -> Option<Sha> {
-    let is_sha = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit());
-    let head = std::fs::read_to_string(repo.git_dir.join("HEAD")).ok()?;
-    let head = head.trim();
-    let Some(name) = head.strip_prefix("ref: ") else {
-        return is_sha(head).then(|| Sha::new(head));
-    };
-    if !name.starts_with("refs/heads/") || name.contains("..") {
-        return None;
-    }
-    if let Ok(loose) = std::fs::read_to_string(repo.common_dir.join(name)) {
-        let loose = loose.trim();
-        return is_sha(loose).then(|| Sha::new(loose));
-    }
-    let packed = std::fs::read_to_string(repo.common_dir.join("packed-refs")).ok()?;
-    packed.lines().find_map(|line| {
-        let (sha, r) = line.split_once(' ')?;
-        (r == name && is_sha(sha)).then(|| Sha::new(sha))
-    })
 }
 
 /// The branch checked out at `dir`; `None` on a detached HEAD.
@@ -689,72 +670,6 @@ pub fn checkout_clean(dir: &Path, sha: &str) -> Result<()> {
     run(dir, &["clean", "-ffdq"]).map(drop)
 }
 
-/// A commit with the note `notes_ref` keeps on it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NotedCommit {
-    pub sha: Sha,
-    pub tree: Sha,
-    /// The note's text, empty when there is none.
-    pub note: String,
-}
-
-/// The commit `rev` names, its tree and its note under `notes_ref`, in one git call
-/// with replacement refs ignored (`git replace` can't swap in another notes commit).
-/// `None` when `rev` names no commit.
-pub fn noted_commit(dir: &Path, rev: &str, notes_ref: &str) -> Result<Option<NotedCommit>> {
-    if rev.starts_with('-') {
-        return Ok(None);
-    }
-    let notes = format!("--notes={notes_ref}");
-    let spec = format!("{rev}^{{commit}}");
-    let out = output(
-        dir,
-        &[
-            "--no-replace-objects",
-            "show",
-            "--no-patch",
-            "--no-color",
-            &notes,
-            "--format=%H%x00%T%x00%N",
-            &spec,
-            "--",
-        ],
-    )?;
-    if !out.status.success() {
-        return Ok(None);
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut parts = text.splitn(3, '\0');
-    let (Some(sha), Some(tree), Some(note)) = (parts.next(), parts.next(), parts.next()) else {
-        return Ok(None);
-    };
-    Ok(Some(NotedCommit {
-        sha: Sha::new(sha.trim()),
-        tree: Sha::new(tree.trim()),
-        note: note.trim().to_string(),
-    }))
-}
-
-/// The note on `sha` under `notes_ref`, if there is one.
-pub fn note(dir: &Path, notes_ref: &str, sha: &str) -> Result<Option<String>> {
-    let r = format!("--ref={notes_ref}");
-    let out = output(dir, &["notes", &r, "show", sha])?;
-    Ok(out
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned()))
-}
-
-/// Writes `body` as the note on `sha` under `notes_ref`, replacing any note there, as
-/// `actor` (the reference hook lets only the loop's own actors write hallmarks).
-pub fn add_note(dir: &Path, notes_ref: &str, sha: &str, body: &str, actor: &str) -> Result<()> {
-    let r = format!("--ref={notes_ref}");
-    Invocation::at(dir)
-        .actor(actor)
-        .run(&["notes", &r, "add", "-f", "-m", body, sha])
-        .map(drop)
-}
-
 /// Whether `remote` has the ref `name`, asked as `actor`.
 pub fn remote_has_ref(dir: &Path, remote: &str, name: &str, actor: &str) -> Result<bool> {
     let listed = Invocation::at(dir)
@@ -768,16 +683,6 @@ pub fn fetch_as(dir: &Path, remote: &str, refspec: &str, actor: &str) -> Result<
     Invocation::at(dir)
         .actor(actor)
         .run(&["fetch", "--quiet", remote, refspec])
-        .map(drop)
-}
-
-/// Merges the notes under `other` into `notes_ref`, ours winning where both noted the
-/// same commit, as `actor`.
-pub fn merge_notes(dir: &Path, notes_ref: &str, other: &str, actor: &str) -> Result<()> {
-    let r = format!("--ref={notes_ref}");
-    Invocation::at(dir)
-        .actor(actor)
-        .run(&["notes", &r, "merge", "--quiet", "--strategy=ours", other])
         .map(drop)
 }
 

@@ -238,7 +238,7 @@ pub fn prepare(scope: &Scope<'_>) -> std::io::Result<()> {
     let common = &scope.repo.common_dir;
     let base_ref = format!("refs/heads/{}", scope.base);
     if !common.join(&base_ref).is_file()
-        && let Some(sha) = super::rules::read_ref(common, &base_ref)
+        && let Some(sha) = crate::git::refs::read_ref(common, &base_ref)
     {
         if let Some(parent) = common.join(&base_ref).parent() {
             std::fs::create_dir_all(parent)?;

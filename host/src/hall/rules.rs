@@ -65,62 +65,6 @@ fn origin_head(common: &Path) -> Option<String> {
         .filter(|b| !b.is_empty())
 }
 
-use crate::item::sha::is_full as is_sha;
-
-/// What git's ref files say about one ref.
-#[derive(Debug, PartialEq, Eq)]
-enum RefFiles {
-    /// The ref names this commit.
-    Commit(String),
-    /// The files answer for every ref and this one is not among them.
-    Absent,
-    /// The files cannot say (a symbolic or odd loose ref, reftable storage): ask git.
-    Ask,
-}
-
-fn ref_files(common: &Path, name: &str) -> RefFiles {
-    if name.contains("..") || !name.starts_with("refs/") {
-        return RefFiles::Absent;
-    }
-    match std::fs::read_to_string(common.join(name)) {
-        Ok(loose) => {
-            let loose = loose.trim();
-            return if is_sha(loose) {
-                RefFiles::Commit(loose.to_string())
-            } else {
-                RefFiles::Ask
-            };
-        }
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return RefFiles::Ask,
-        Err(_) => {}
-    }
-    let packed = match std::fs::read_to_string(common.join("packed-refs")) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(_) => return RefFiles::Ask,
-    };
-    let found = packed.as_deref().and_then(|text| {
-        text.lines().find_map(|line| {
-            let (sha, r) = line.split_once(' ')?;
-            (r == name && is_sha(sha)).then(|| sha.to_string())
-        })
-    });
-    match found {
-        Some(sha) => RefFiles::Commit(sha),
-        // A repository that keeps its refs in a reftable has no loose files to read.
-        None if common.join("reftable").exists() => RefFiles::Ask,
-        None => RefFiles::Absent,
-    }
-}
-
-/// The commit a full ref name points at, from the loose ref file or `packed-refs`.
-pub fn read_ref(common: &Path, name: &str) -> Option<String> {
-    match ref_files(common, name) {
-        RefFiles::Commit(sha) => Some(sha),
-        RefFiles::Absent | RefFiles::Ask => None,
-    }
-}
-
 /// The base branch's tip: the local branch, else origin's copy of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BaseTip {
@@ -140,16 +84,16 @@ pub fn base_tip(repo: &Repo, base: &str) -> Option<BaseTip> {
         format!("refs/heads/{base}"),
         format!("refs/remotes/origin/{base}"),
     ] {
-        match ref_files(&repo.common_dir, &reference) {
-            RefFiles::Commit(sha) => {
+        match git::refs::ref_files(&repo.common_dir, &reference) {
+            git::refs::RefFiles::Commit(sha) => {
                 return Some(BaseTip {
                     base: base.to_string(),
                     reference,
                     sha,
                 });
             }
-            RefFiles::Ask => ask.push(reference),
-            RefFiles::Absent => {}
+            git::refs::RefFiles::Ask => ask.push(reference),
+            git::refs::RefFiles::Absent => {}
         }
     }
     // Git is asked only about the refs its files could not answer for: a repository
@@ -286,39 +230,6 @@ pub fn working_copy(repo: &Repo, rules: &Rules) -> WorkingCopy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refs_are_read_from_loose_files_and_packed_refs() {
-        let dir = tempfile::tempdir().unwrap();
-        let common = dir.path();
-        let a = "a".repeat(40);
-        let b = "b".repeat(40);
-        std::fs::create_dir_all(common.join("refs/heads")).unwrap();
-        std::fs::write(common.join("refs/heads/main"), format!("{a}\n")).unwrap();
-        std::fs::write(
-            common.join("packed-refs"),
-            format!("# pack-refs with: peeled fully-peeled sorted\n{b} refs/heads/trunk\n"),
-        )
-        .unwrap();
-        assert_eq!(read_ref(common, "refs/heads/main"), Some(a));
-        assert_eq!(read_ref(common, "refs/heads/trunk"), Some(b));
-        assert_eq!(read_ref(common, "refs/heads/none"), None);
-        assert_eq!(read_ref(common, "refs/heads/../../x"), None, "no escapes");
-        assert_eq!(read_ref(common, "HEAD"), None, "only refs/");
-        assert_eq!(ref_files(common, "refs/heads/none"), RefFiles::Absent);
-        std::fs::write(common.join("refs/heads/link"), "ref: refs/heads/main\n").unwrap();
-        assert_eq!(
-            ref_files(common, "refs/heads/link"),
-            RefFiles::Ask,
-            "a symbolic ref is git's to resolve"
-        );
-        std::fs::create_dir(common.join("reftable")).unwrap();
-        assert_eq!(
-            ref_files(common, "refs/heads/none"),
-            RefFiles::Ask,
-            "reftable storage keeps no loose files"
-        );
-    }
 
     #[test]
     fn the_record_names_the_base() {

@@ -72,11 +72,7 @@ pub fn validate(verdict_json: &str) -> Result<CheckedVerdict, Failure> {
             }
             let missing: Vec<&str> = hallmark_core::item::finding::Lens::ALL
                 .iter()
-                .filter(|l| {
-                    !lenses
-                        .iter()
-                        .any(|m| lens_rank(*m) == lens_rank(super::model::from_core(**l)))
-                })
+                .filter(|l| !lenses.iter().any(|m| super::model::to_core(*m) == **l))
                 .map(|l| l.id())
                 .collect();
             if !missing.is_empty() {
