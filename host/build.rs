@@ -134,7 +134,7 @@ const WATCHED: &[&str] = &[
     "Cargo.toml",
     "Cargo.lock",
     "sdk",
-    "gates",
+    "checks",
     "verdict",
     "merger",
     "condense-room",

@@ -10,6 +10,11 @@ use hallmark_core::item::{Event, ItemId};
 use hallmark_core::journal::Journal;
 use serde_json::Value;
 
+/// The seven lenses' ids, in the core's order: what every scripted verdict lists.
+pub fn lenses() -> [&'static str; 7] {
+    hallmark_core::item::Lens::ALL.map(hallmark_core::item::Lens::id)
+}
+
 /// Who signs hallmarks in every sandbox (`[signing] principal` in its user config).
 pub const PRINCIPAL: &str = "ada@example.com";
 
@@ -191,6 +196,8 @@ impl Run {
 /// process that outlives its sandbox is a bug in the test or in `hall`.
 pub struct Sandbox {
     _root: tempfile::TempDir,
+    /// What [`Sandbox::spawn`] started, ended first when the sandbox is dropped.
+    children: std::sync::Mutex<Vec<std::process::Child>>,
     pub root: PathBuf,
     pub home: PathBuf,
     pub repo: PathBuf,
@@ -255,6 +262,7 @@ impl Sandbox {
             now: NOW.to_string(),
             root,
             _root: dir,
+            children: std::sync::Mutex::new(Vec::new()),
         };
         for d in [&sb.home, &sb.bin, &sb.config_dir()] {
             std::fs::create_dir_all(d).expect("mkdir");
@@ -326,6 +334,13 @@ impl Sandbox {
     /// Ends every process this sandbox started; returns those it had to kill that it
     /// didn't know about.
     fn end_processes(&self) -> Vec<String> {
+        // What the test spawned through the sandbox: known, so ended without complaint.
+        let children =
+            std::mem::take(&mut *self.children.lock().unwrap_or_else(|e| e.into_inner()));
+        for mut child in children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         // The background daemon, by its state file: asked to stop, then killed.
         let state = self.root.join("data").join("daemon").join("state.json");
         if let Some(pid) = std::fs::read(&state)
@@ -414,6 +429,97 @@ impl Sandbox {
         self.env(&mut cmd);
         cmd.current_dir(dir);
         cmd
+    }
+
+    /// Starts `cmd` in the background (a `hall daemon run`, say); the sandbox ends it
+    /// when it is dropped, however the test ends. Returns its pid.
+    pub fn spawn(&self, cmd: &mut Command) -> u32 {
+        let child = cmd.spawn().expect("the command starts");
+        let pid = child.id();
+        self.children
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(child);
+        pid
+    }
+
+    /// Kills what [`Sandbox::spawn`] started as `pid` at once (a crash, as far as it
+    /// can tell), and waits for it.
+    pub fn kill_spawned(&self, pid: u32) {
+        let mut children = self.children.lock().unwrap_or_else(|e| e.into_inner());
+        let at = children
+            .iter()
+            .position(|c| c.id() == pid)
+            .expect("a process this sandbox spawned");
+        let mut child = children.swap_remove(at);
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reaped");
+    }
+
+    /// Whether what [`Sandbox::spawn`] started as `pid` has exited, with its status.
+    pub fn spawned_exit(&self, pid: u32) -> Option<std::process::ExitStatus> {
+        let mut children = self.children.lock().unwrap_or_else(|e| e.into_inner());
+        let child = children
+            .iter_mut()
+            .find(|c| c.id() == pid)
+            .expect("a process this sandbox spawned");
+        child.try_wait().expect("try_wait")
+    }
+
+    /// Puts the review loop's stand-ins first on `PATH`: `claude` (a scripted model that
+    /// prints real stream-json) and `gh`, given as built binaries, and `hall` itself, for
+    /// the fixer's `hall fixed`.
+    pub fn stand_ins(&self, claude: &Path, gh: &Path) {
+        self.fake("claude", claude);
+        self.fake("gh", gh);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(hall_bin(), self.bin.join("hall")).expect("link hall");
+    }
+
+    /// Commits the loop's setup on `main` and pushes it: `.hallmark.toml` as `config`
+    /// and `check.sh`, the check it names, as `check`.
+    pub fn configure(&self, config: &str, check: &str, message: &str) {
+        std::fs::write(self.repo.join(".hallmark.toml"), config).expect("config");
+        std::fs::write(self.repo.join("check.sh"), check).expect("check");
+        self.git(&self.repo, &["add", "-A"]);
+        self.git(&self.repo, &["commit", "-q", "-m", message]);
+        self.git(&self.repo, &["push", "-q", "origin", "main"]);
+    }
+
+    /// Writes the scripted model's answers (`{"review": […], "fix": […]}`) for the
+    /// stand-in `claude`; returns the file to pass as `FAKE_CLAUDE_SCRIPT`.
+    pub fn script_model(&self, script: &Value) -> PathBuf {
+        let path = self.root.join("script.json");
+        std::fs::write(&path, script.to_string()).expect("script");
+        path
+    }
+
+    /// The variables that point the stand-in `claude` at `script` and at the log of its
+    /// calls.
+    pub fn model_env(&self, script: &Path) -> Vec<(String, String)> {
+        vec![
+            ("FAKE_CLAUDE_SCRIPT".into(), script.display().to_string()),
+            (
+                "FAKE_CLAUDE_LOG".into(),
+                self.root.join("claude").display().to_string(),
+            ),
+        ]
+    }
+
+    /// `hall daemon run --until-idle` in the main checkout with the scripted model, plus
+    /// `extra` variables (a later `HALL_NOW`…).
+    pub fn run_loop(&self, script: &Path, extra: &[(&str, &str)]) -> Run {
+        let model = self.model_env(script);
+        let mut vars: Vec<(&str, &str)> = model
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        vars.extend_from_slice(extra);
+        self.hall_env(
+            &self.repo,
+            &["daemon", "run", "--until-idle", "--tick", "0.05"],
+            &vars,
+        )
     }
 
     /// Runs the shell line `line` on a terminal (util-linux `script`), with this sandbox's

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hallmark_tests::claude_stub::{ClaudeCommand, ClaudeRun, StubServer, Turn, claude_binary};
-use hallmark_tests::sandbox::Sandbox;
+use hallmark_tests::sandbox::{Sandbox, lenses};
 use serde_json::Value;
 
 fn require_claude() -> PathBuf {
@@ -62,16 +62,6 @@ fn run(stub: &StubServer, home: &Path, cwd: &Path, prompt: &str) -> ClaudeRun {
     assert!(run.succeeded(), "{}", run.describe());
     run
 }
-
-const LENSES: [&str; 7] = [
-    "first-principles",
-    "correctness",
-    "security",
-    "data",
-    "evidence",
-    "operability",
-    "repo-rules",
-];
 
 /// Runs the loop (`hall daemon run --until-idle`) with the real client as the model
 /// runner, against `stub`, and the fake gh for shipping.
@@ -208,7 +198,7 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
     // real client again) approves, and the assayer strikes the hallmark.
     sb.hall(&wt, &["ready"]).ok();
     let verdict = serde_json::json!({"verdict": "approve", "summary": "A greeting file; nothing can break.",
-        "lenses": LENSES, "findings": []});
+        "lenses": lenses(), "findings": []});
     let review = StubServer::start([Turn::tool_use("StructuredOutput", verdict)]).expect("stub");
     let looped = run_loop_with_real_client(&sb, &home, &review);
     let status = sb.hall(&sb.repo, &["status", &id]).ok();
@@ -282,7 +272,7 @@ fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict()
     sb.hall(&wt, &["ready"]).ok();
 
     let verdict = serde_json::json!({"verdict": "approve", "summary": "A one-line greeting; nothing can break.",
-        "lenses": LENSES, "findings": [], "learnings_used": []});
+        "lenses": lenses(), "findings": [], "learnings_used": []});
     let stub = StubServer::start([Turn::tool_use("StructuredOutput", verdict)]).expect("stub");
     let run = run_loop_with_real_client(&sb, &home, &stub);
     let status = sb.hall(&sb.repo, &["status", &id]).ok();

@@ -18,10 +18,9 @@ fn a_daemon_killed_mid_review_loses_nothing_and_duplicates_nothing() {
     l.sb.hall(&l.wt, &["ready"]).ok();
     let mut cmd = l.sb.hall_command(&l.sb.repo);
     cmd.args(["daemon", "run", "--repo", ".", "--tick", "0.05"])
-        .env("FAKE_CLAUDE_SCRIPT", &l.script)
-        .env("FAKE_CLAUDE_LOG", l.sb.root.join("claude"))
+        .envs(l.sb.model_env(&l.script))
         .stdout(std::process::Stdio::null());
-    let mut daemon = Reaper(cmd.spawn().expect("daemon"));
+    let daemon = l.sb.spawn(&mut cmd);
     let runs =
         l.sb.repo
             .join(".git/hallmark/items")
@@ -48,8 +47,7 @@ fn a_daemon_killed_mid_review_loses_nothing_and_duplicates_nothing() {
         status["now"]
     );
     assert_eq!(status["now"]["run"]["live"], true);
-    daemon.0.kill().expect("SIGKILL");
-    daemon.0.wait().expect("reaped");
+    l.sb.kill_spawned(daemon);
     // A second daemon takes the work up again: the dead holder's lease is free.
     l.daemon();
     let kinds = l.kinds();
@@ -151,7 +149,6 @@ fn start_at_login_installs_a_user_service() {
     let run = l.hall(&l.sb.repo, &["daemon", "start", "--at-login"]);
     let v = run.ok();
     assert_eq!(v["service"], "dev.hallmark.daemon");
-    let _guard = v["state"]["pid"].as_u64().map(KillPid);
     let unit = std::fs::read_to_string(
         l.sb.home
             .join(".config/systemd/user/dev.hallmark.daemon.service"),
@@ -204,7 +201,6 @@ fn the_daemon_starts_in_the_background_works_the_registry_and_stops_on_request()
     let started = l.hall(&l.sb.repo, &["daemon", "start"]).ok();
     assert_eq!(started["running"], true, "{started}");
     let pid = started["state"]["pid"].as_u64().unwrap();
-    let _guard = KillPid(pid);
     // It found the repository through the registry `hall init` wrote, and works it.
     l.sb.hall(&l.wt, &["ready"]).ok();
     wait_for("the item to close", 60, || {
@@ -365,11 +361,10 @@ fn trace_follows_a_live_run_to_its_end() {
     l.sb.hall(&l.wt, &["ready"]).ok();
     let mut cmd = l.sb.hall_command(&l.sb.repo);
     cmd.args(["daemon", "run", "--until-idle", "--tick", "0.05"])
-        .env("FAKE_CLAUDE_SCRIPT", &l.script)
-        .env("FAKE_CLAUDE_LOG", l.sb.root.join("claude"))
+        .envs(l.sb.model_env(&l.script))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let _daemon = Reaper(cmd.spawn().expect("daemon"));
+    l.sb.spawn(&mut cmd);
     wait_for("the live review", 60, || {
         l.status()["now"]["run"]["live"] == true
     });

@@ -352,7 +352,7 @@ fn every_command_and_every_error_code() {
         "room_input_invalid",
         sb.hall(
             &repo,
-            &["rooms", "run", "gates", "--input", "{\"files\": 3}"]
+            &["rooms", "run", "checks", "--input", "{\"files\": 3}"]
         )
     );
     let wrong = built_wasm("hall_fixture_wrong_world.wasm");

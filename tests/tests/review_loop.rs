@@ -352,21 +352,6 @@ fn an_invalid_verdict_is_refused_by_the_verdict_room() {
     );
 }
 
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for KillPid {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &self.0.to_string()])
-            .status();
-    }
-}
-
 #[test]
 fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
     let l = shippable_later(json!({"review": [approve()]}));

@@ -31,7 +31,7 @@ fn commit_rooms(sb: &Sandbox, dir: &std::path::Path, table: &str, files: &[(&str
 }
 
 #[test]
-fn init_detects_gates_with_the_gates_room_and_records_which_room_decided() {
+fn init_detects_checks_with_the_checks_room_and_records_which_room_decided() {
     let sb = Sandbox::new();
     std::fs::write(sb.repo.join("go.mod"), "module example.com/x\n\ngo 1.22\n").expect("write");
     std::fs::write(
@@ -43,9 +43,9 @@ fn init_detects_gates_with_the_gates_room_and_records_which_room_decided() {
     sb.git(&sb.repo, &["add", "-A"]);
     sb.git(&sb.repo, &["commit", "-q", "-m", "a project"]);
     let v = sb.hall(&sb.repo, &["init"]).ok();
-    let gates: Vec<&str> = v["checks"]
+    let checks: Vec<&str> = v["checks"]
         .as_array()
-        .expect("gates")
+        .expect("checks")
         .iter()
         .map(|g| g.as_str().expect("g"))
         .collect();
@@ -55,11 +55,11 @@ fn init_detects_gates_with_the_gates_room_and_records_which_room_decided() {
         "go test ./...",
         "go vet ./...",
     ] {
-        assert!(gates.contains(&g), "{g} missing from {gates:?}");
+        assert!(checks.contains(&g), "{g} missing from {checks:?}");
     }
     assert!(
-        !gates.iter().any(|g| g.contains("dev")),
-        "a dev server is not a gate: {gates:?}"
+        !checks.iter().any(|g| g.contains("dev")),
+        "a dev server is not a check: {checks:?}"
     );
     let config = std::fs::read_to_string(sb.repo.join(".hallmark.toml")).expect("config");
     assert!(config.contains("\"go vet ./...\""), "{config}");
@@ -68,8 +68,8 @@ fn init_detects_gates_with_the_gates_room_and_records_which_room_decided() {
     let raw =
         std::fs::read_to_string(sb.repo.join(".git/hallmark/events.jsonl")).expect("repo events");
     let used: Value = serde_json::from_str(raw.lines().next().expect("a line")).expect("json");
-    assert_eq!(used["world"], "gates");
-    assert_eq!(used["room"], "builtin:gates");
+    assert_eq!(used["world"], "checks");
+    assert_eq!(used["room"], "builtin:checks");
     assert_eq!(used["source"], "built-in");
     assert_eq!(used["sha256"].as_str().map(str::len), Some(64));
 }
@@ -153,6 +153,7 @@ fn a_swapped_room_that_panics_loops_or_is_missing_is_a_named_error() {
     std::fs::create_dir_all(sb.repo.join("rooms")).expect("mkdir");
     let looping = std::fs::read(built_wasm("hall_fixture_looping.wasm")).expect("fixture");
     let hungry = std::fs::read(built_wasm("hall_fixture_hungry.wasm")).expect("fixture");
+    // `gates`, the checks world's name before hall:rooms@0.2.0, still configures it.
     commit_rooms(
         &sb,
         &sb.repo,
@@ -164,7 +165,7 @@ fn a_swapped_room_that_panics_loops_or_is_missing_is_a_named_error() {
     );
     let input = json!({"settings": {}, "bases": []}).to_string();
     let started = std::time::Instant::now();
-    let e = sb.hall(&sb.repo, &["rooms", "run", "gates", "--input", "{}"]);
+    let e = sb.hall(&sb.repo, &["rooms", "run", "checks", "--input", "{}"]);
     let elapsed = started.elapsed();
     let v = e.json();
     assert_eq!(v["error"]["code"], "ROOM_FAILED", "{v}");
@@ -263,10 +264,14 @@ fn a_user_level_room_serves_repositories_that_configure_none() {
     let sb = Sandbox::initialized();
     let rooms = sb.root.join("config/rooms");
     std::fs::create_dir_all(&rooms).expect("mkdir");
-    std::fs::copy(built_wasm("hall_room_gates.wasm"), rooms.join("gates.wasm")).expect("copy");
+    std::fs::copy(
+        built_wasm("hall_room_checks.wasm"),
+        rooms.join("checks.wasm"),
+    )
+    .expect("copy");
     let v = sb.hall(&sb.repo, &["rooms", "list"]).ok();
-    let gates = serving(&v, "gates");
-    assert_eq!(gates["room"]["source"]["kind"], "user", "{gates}");
+    let checks = serving(&v, "checks");
+    assert_eq!(checks["room"]["source"]["kind"], "user", "{checks}");
     assert_eq!(serving(&v, "merger")["room"]["source"]["kind"], "builtin");
     // A broken user room is an error too, not a fallback.
     std::fs::write(rooms.join("merger.wasm"), b"not a component").expect("write");
@@ -279,20 +284,20 @@ fn a_user_level_room_serves_repositories_that_configure_none() {
     );
     // The repository's own choice on its base branch wins over the user's.
     std::fs::create_dir_all(sb.repo.join("policy")).expect("mkdir");
-    let gates_wasm = std::fs::read(built_wasm("hall_room_gates.wasm")).expect("read");
+    let checks_wasm = std::fs::read(built_wasm("hall_room_checks.wasm")).expect("read");
     commit_rooms(
         &sb,
         &sb.repo,
-        "gates = \"policy/gates.wasm\"",
-        &[("policy/gates.wasm", &gates_wasm)],
+        "checks = \"policy/checks.wasm\"",
+        &[("policy/checks.wasm", &checks_wasm)],
     );
     let v = sb.hall(&sb.repo, &["rooms", "list"]).ok();
-    assert_eq!(serving(&v, "gates")["room"]["source"]["kind"], "repo");
+    assert_eq!(serving(&v, "checks")["room"]["source"]["kind"], "repo");
 }
 
 #[test]
 fn rooms_check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
-    // The component exports hall:rooms/gates@0.1.0 with a `detect` that takes and
+    // The component exports hall:rooms/checks@0.2.0 with a `detect` that takes and
     // returns strings: every name matches, so only a typed lookup can tell.
     let sb = Sandbox::new();
     let wrong = built_wasm("hall_fixture_wrong_signature.wasm");
@@ -301,7 +306,7 @@ fn rooms_check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
         .err("ROOM_INCOMPATIBLE", 2);
     let message = e["error"]["message"].as_str().expect("message");
     assert!(
-        message.contains("its `detect` does not have the type hall's gates world gives it"),
+        message.contains("its `detect` does not have the type hall's checks world gives it"),
         "{message}"
     );
     // Run anyway, it is refused the same way before any of it runs.

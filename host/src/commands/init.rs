@@ -209,14 +209,14 @@ const SIGNERS_HEADER: &str =
 # `hall init --signers` and commit the file on the base branch.
 ";
 
-/// Asks the gates room which checks this repository has, from its tracked files and
+/// Asks the checks room which checks this repository has, from its tracked files and
 /// root manifests, and records which room decided.
 fn detect_checks(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Result<Vec<String>> {
     use crate::rooms::World;
-    use crate::rooms::types::{GatesInput, Manifest};
+    use crate::rooms::types::{ChecksInput, Manifest};
     let root = &repo.main_root;
     let files = git::tracked_files(root).unwrap_or_default();
-    let manifests = GatesInput::MANIFESTS
+    let manifests = ChecksInput::MANIFESTS
         .iter()
         .filter(|m| files.iter().any(|f| f == *m))
         .filter_map(|m| {
@@ -231,18 +231,18 @@ fn detect_checks(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Resul
     // No journal config yet: the repo's [rooms] (if any) is read from the base branch
     // through a provisional view of the repository.
     let hall = super::Hall::with(repo.clone(), journal.clone(), Config::load(root)?);
-    let room = crate::hall::policy::room(&rooms, Some(&hall), World::Gates)?;
+    let room = crate::hall::policy::room(&rooms, Some(&hall), World::Checks)?;
     let report = room
-        .detect_gates(&GatesInput { files, manifests })?
+        .detect_checks(&ChecksInput { files, manifests })?
         .map_err(|f| {
             HallError::new(
                 Code::RoomFailed,
-                format!("the gates room refused: {}", f.message),
+                format!("the checks room refused: {}", f.message),
             )
             .hint("hall rooms list")
         })?;
     journal.append_repo(&[crate::hall::policy::used(ctx, None, room.info())])?;
-    Ok(report.gates.into_iter().map(|g| g.command).collect())
+    Ok(report.checks.into_iter().map(|c| c.command).collect())
 }
 
 fn capture_name(m: CaptureMode) -> &'static str {

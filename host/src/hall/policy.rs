@@ -51,7 +51,7 @@ pub fn repo_rooms(
             return Err(HallError::new(
                 Code::InvalidConfig,
                 format!(
-                    "{FILE_NAME} on {}: [rooms] has `{world}`, which is not a world (gates, verdict, merger, condense)",
+                    "{FILE_NAME} on {}: [rooms] has `{world}`, which is not a world (checks, verdict, merger, condense)",
                     hall.config.base
                 ),
             )
@@ -65,7 +65,23 @@ pub fn repo_rooms(
 pub fn choose(hall: Option<&Hall>, world: World) -> Result<Choice> {
     if let Some(hall) = hall {
         let (rev, rooms) = repo_rooms(hall)?;
-        if let Some(path) = rooms.get(world.name()) {
+        let keys: Vec<&str> = world
+            .names()
+            .iter()
+            .copied()
+            .filter(|k| rooms.contains_key(*k))
+            .collect();
+        if let [first, second, ..] = keys.as_slice() {
+            return Err(HallError::new(
+                Code::InvalidConfig,
+                format!(
+                    "{FILE_NAME} on {}: [rooms] names the {world} room twice, as `{first}` and `{second}`; keep `{world}`",
+                    hall.config.base
+                ),
+            )
+            .hint("hall rooms list"));
+        }
+        if let Some(path) = keys.first().and_then(|k| rooms.get(*k)) {
             let rev = rev.unwrap_or_default();
             let bytes = crate::git::show_file(&hall.repo.main_root, &rev, path)?;
             return Ok(Choice::Repo {
@@ -76,9 +92,11 @@ pub fn choose(hall: Option<&Hall>, world: World) -> Result<Choice> {
         }
     }
     if let Some(dir) = crate::platform::config_dir() {
-        let path = dir.join("rooms").join(format!("{}.wasm", world.name()));
-        if path.is_file() {
-            return Ok(Choice::User { path });
+        for name in world.names() {
+            let path = dir.join("rooms").join(format!("{name}.wasm"));
+            if path.is_file() {
+                return Ok(Choice::User { path });
+            }
         }
     }
     Ok(Choice::Builtin)

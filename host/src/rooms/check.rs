@@ -13,7 +13,7 @@ use serde::Serialize;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::{PACKAGE, RoomError, RoomSource, Rooms, SUPPORTED_VERSIONS, World, sha256_hex};
+use super::{Line, PACKAGE, RoomError, RoomSource, Rooms, SUPPORTED_VERSIONS, World, sha256_hex};
 
 /// One room interface a component exports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -107,7 +107,7 @@ pub(crate) fn room_exports(engine: &Engine, component: &Component) -> Vec<Implem
             let rest = name.strip_prefix(&prefix)?;
             let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
             Some(Implemented {
-                world: World::ALL.into_iter().find(|w| w.name() == interface),
+                world: World::of_export(interface, version),
                 export: name.to_string(),
                 version: version.to_string(),
                 supported: supported(version),
@@ -165,13 +165,7 @@ pub(crate) fn served_version(
 }
 
 fn supported(version: &str) -> bool {
-    let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
-    match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(major), Some(minor)) => SUPPORTED_VERSIONS
-            .iter()
-            .any(|&(ma, mi)| ma == major && (if major == 0 { mi == minor } else { mi >= minor })),
-        _ => false,
-    }
+    Line::of(version).is_some()
 }
 
 fn supported_text() -> Vec<String> {
@@ -189,9 +183,21 @@ mod tests {
     fn only_supported_minor_lines_pass() {
         assert!(supported("0.1.0"));
         assert!(supported("0.1.7"));
-        assert!(!supported("0.2.0"));
+        assert!(supported("0.2.0"));
         assert!(!supported("0.3.0"));
         assert!(!supported("1.0.0"));
         assert!(!supported(""));
+    }
+
+    #[test]
+    fn every_supported_line_has_a_binding() {
+        for (major, minor) in super::SUPPORTED_VERSIONS {
+            let version = format!("{major}.{minor}.0");
+            assert!(
+                super::Line::of(&version).is_some(),
+                "{version} has no binding"
+            );
+        }
+        assert!(super::Line::of(super::super::CURRENT_VERSION).is_some());
     }
 }

@@ -1,6 +1,6 @@
 //! The rooms runtime: policy decisions made by WebAssembly components.
 //!
-//! Each room (gate detection, verdict validation, the merger's judgement,
+//! Each room (check detection, verdict validation, the merger's judgement,
 //! condensing) is a component behind a world of the `hall:rooms` WIT package, so
 //! a repository or an extension can swap a rule without rebuilding `hall`. This
 //! module is everything `hall` needs to do that safely:
@@ -10,7 +10,7 @@
 //! - [`Rooms::load`] checks that a component implements the world, at a version
 //!   this hall supports and with the right types, before any of it runs;
 //!   [`Rooms::builtin`] loads the rooms embedded in the binary;
-//! - [`Room`]'s typed calls ([`Room::detect_gates`], [`Room::validate_verdict`],
+//! - [`Room`]'s typed calls ([`Room::detect_checks`], [`Room::validate_verdict`],
 //!   [`Room::judge_merges`], [`Room::condense`]) and [`Room::run_json`] run each
 //!   call in a fresh sandbox bounded in time, memory, output and answer size,
 //!   where time and randomness are constants (see `sandbox`);
@@ -48,18 +48,56 @@ pub use error::{FailureKind, RoomError};
 pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
-use bindings::{condense, gates, merger, verdict};
+use bindings::{v0_1, v0_2};
 use sandbox::{Call, Ctx};
 
 /// The WIT package every room world belongs to.
 pub const PACKAGE: &str = "hall:rooms";
 
-/// The `major.minor` lines of the package this hall can run. A version line is
-/// added when a new binding module lands in `bindings.rs`.
-pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1)];
+/// The `major.minor` lines of the package this hall can run, oldest first. A
+/// version line is added when a new binding module lands in `bindings.rs`.
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2)];
 
 /// The package version hall's own rooms and the SDK are built against.
-pub const CURRENT_VERSION: &str = "0.1.0";
+pub const CURRENT_VERSION: &str = "0.2.0";
+
+/// A supported line of the WIT package: which binding module serves a room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// `0.1.x`, frozen in `wit/frozen/0.1.0/`; check detection is `gates` there.
+    V0_1,
+    /// `0.2.x`, the current `wit/`.
+    V0_2,
+}
+
+impl Line {
+    /// The line a version such as `0.1.3` belongs to, if this hall supports it.
+    pub(crate) fn of(version: &str) -> Option<Line> {
+        let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
+        match (parts.next().flatten(), parts.next().flatten()) {
+            (Some(0), Some(1)) => Some(Line::V0_1),
+            (Some(0), Some(2)) => Some(Line::V0_2),
+            _ => None,
+        }
+    }
+}
+
+/// One world's exports, bound at the line the room was built against.
+enum Bound<Old, New> {
+    V0_1(Old),
+    V0_2(New),
+}
+
+/// Runs `$body` with `$e` bound to whichever line's exports `$bound` holds: the
+/// lines' generated types differ, the code that uses them does not.
+macro_rules! on_line {
+    ($bound:expr, $e:ident => $body:expr) => {
+        match $bound {
+            Bound::V0_1($e) => $body,
+            Bound::V0_2($e) => $body,
+        }
+    };
+}
 
 /// A room's result: the room's answer, or its expected refusal.
 pub type Outcome<T> = Result<T, Failure>;
@@ -70,8 +108,10 @@ pub type Outcome<T> = Result<T, Failure>;
 )]
 #[serde(rename_all = "snake_case")]
 pub enum World {
-    /// Gate detection (`hall init`).
-    Gates,
+    /// Check detection (`hall init`): the repository's own commands. Read as `gates`
+    /// too, its name before `hall:rooms@0.2.0`.
+    #[serde(alias = "gates")]
+    Checks,
     /// Verdict validation (the principal engineer's answer).
     Verdict,
     /// The merger's judgement.
@@ -82,22 +122,60 @@ pub enum World {
 
 impl World {
     /// Every world, in a stable order.
-    pub const ALL: [World; 4] = [World::Gates, World::Verdict, World::Merger, World::Condense];
+    pub const ALL: [World; 4] = [
+        World::Checks,
+        World::Verdict,
+        World::Merger,
+        World::Condense,
+    ];
 
     /// The short name used in config and on the command line (`merger`).
     pub fn name(self) -> &'static str {
         match self {
-            Self::Gates => "gates",
+            Self::Checks => "checks",
             Self::Verdict => "verdict",
             Self::Merger => "merger",
             Self::Condense => "condense",
         }
     }
 
-    /// The interface a room of this world exports, without version
-    /// (`hall:rooms/merger`).
+    /// Every name `[rooms]` and the user's rooms directory accept for this world:
+    /// its name, then the one it had before (check detection was `gates` until
+    /// `hall:rooms@0.2.0`).
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            Self::Checks => &["checks", "gates"],
+            Self::Verdict => &["verdict"],
+            Self::Merger => &["merger"],
+            Self::Condense => &["condense"],
+        }
+    }
+
+    /// The interface a room of this world exports at the current version,
+    /// without version (`hall:rooms/merger`).
     pub fn interface(self) -> String {
         format!("{PACKAGE}/{}", self.name())
+    }
+
+    /// The interface a room of this world exports at `version`
+    /// (`hall:rooms/gates` for check detection in 0.1).
+    pub fn interface_at(self, version: &str) -> String {
+        match (self, Line::of(version)) {
+            (Self::Checks, Some(Line::V0_1)) => format!("{PACKAGE}/gates"),
+            _ => self.interface(),
+        }
+    }
+
+    /// The world an exported interface name serves at `version`, if hall knows it:
+    /// `gates` is check detection in 0.1 only.
+    pub fn of_export(interface: &str, version: &str) -> Option<World> {
+        if interface == "gates" {
+            return (Line::of(version) == Some(Line::V0_1)).then_some(World::Checks);
+        }
+        if interface == "checks" && Line::of(version) == Some(Line::V0_1) {
+            return None;
+        }
+        World::ALL.into_iter().find(|w| w.name() == interface)
     }
 
     /// The WIT world's name (`merger-room`).
@@ -108,7 +186,7 @@ impl World {
     /// The one function a room of this world exports (`judge`).
     pub fn function(self) -> &'static str {
         match self {
-            Self::Gates => "detect",
+            Self::Checks => "detect",
             Self::Verdict => "validate",
             Self::Merger => "judge",
             Self::Condense => "condense",
@@ -128,11 +206,11 @@ impl FromStr for World {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         World::ALL
             .into_iter()
-            .find(|w| w.name() == s)
+            .find(|w| w.names().contains(&s))
             .ok_or_else(|| RoomError::NotFound {
                 room: s.to_string(),
                 message: format!(
-                    "there is no room world named `{s}`; the worlds are gates, verdict, merger and condense"
+                    "there is no room world named `{s}`; the worlds are checks, verdict, merger and condense"
                 ),
             })
     }
@@ -316,14 +394,16 @@ impl Rooms {
                     first_line(&e)
                 ),
             })?;
-        let typed = TypedPre::new(world, pre).map_err(|e| RoomError::Incompatible {
+        let shape = |detail: String| RoomError::Incompatible {
             room: name.clone(),
             message: format!(
-                "room {name} exports {}@{version} with a shape that differs from hall's: {}",
-                world.interface(),
-                first_line(&e)
+                "room {name} exports {}@{version} with a shape that differs from hall's: {detail}",
+                world.interface_at(&version),
             ),
-        })?;
+        };
+        // `served_version` only answers with a supported version.
+        let line = Line::of(&version).ok_or_else(|| shape("no binding for that version".into()))?;
+        let typed = TypedPre::new(world, line, pre).map_err(|e| shape(first_line(&e)))?;
         let room = Room {
             info: RoomInfo {
                 name,
@@ -436,21 +516,45 @@ struct TypedPre {
 
 /// The export indices of a room, one variant per world.
 enum Exports {
-    Gates(gates::GatesRoomIndices),
-    Verdict(verdict::VerdictRoomIndices),
-    Merger(merger::MergerRoomIndices),
-    Condense(condense::CondenseRoomIndices),
+    Checks(Bound<v0_1::gates::GatesRoomIndices, v0_2::checks::ChecksRoomIndices>),
+    Verdict(Bound<v0_1::verdict::VerdictRoomIndices, v0_2::verdict::VerdictRoomIndices>),
+    Merger(Bound<v0_1::merger::MergerRoomIndices, v0_2::merger::MergerRoomIndices>),
+    Condense(Bound<v0_1::condense::CondenseRoomIndices, v0_2::condense::CondenseRoomIndices>),
 }
 
 impl TypedPre {
-    /// Finds the world's exports by name; their types are checked on
-    /// instantiation.
-    fn new(world: World, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
+    /// Finds the world's exports by name, in the binding of the room's line;
+    /// their types are checked on instantiation.
+    fn new(world: World, line: Line, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
+        macro_rules! bind {
+            ($variant:ident, $old:ty, $new:ty) => {
+                Exports::$variant(match line {
+                    Line::V0_1 => Bound::V0_1(<$old>::new(&pre)?),
+                    Line::V0_2 => Bound::V0_2(<$new>::new(&pre)?),
+                })
+            };
+        }
         let exports = match world {
-            World::Gates => Exports::Gates(gates::GatesRoomIndices::new(&pre)?),
-            World::Verdict => Exports::Verdict(verdict::VerdictRoomIndices::new(&pre)?),
-            World::Merger => Exports::Merger(merger::MergerRoomIndices::new(&pre)?),
-            World::Condense => Exports::Condense(condense::CondenseRoomIndices::new(&pre)?),
+            World::Checks => bind!(
+                Checks,
+                v0_1::gates::GatesRoomIndices,
+                v0_2::checks::ChecksRoomIndices
+            ),
+            World::Verdict => bind!(
+                Verdict,
+                v0_1::verdict::VerdictRoomIndices,
+                v0_2::verdict::VerdictRoomIndices
+            ),
+            World::Merger => bind!(
+                Merger,
+                v0_1::merger::MergerRoomIndices,
+                v0_2::merger::MergerRoomIndices
+            ),
+            World::Condense => bind!(
+                Condense,
+                v0_1::condense::CondenseRoomIndices,
+                v0_2::condense::CondenseRoomIndices
+            ),
         };
         Ok(Self { pre, exports })
     }
@@ -461,10 +565,10 @@ impl Exports {
     /// the check that a function of the right name has the right signature.
     fn type_check(&self, store: &mut Store<Ctx>, instance: &Instance) -> wasmtime::Result<()> {
         match self {
-            Self::Gates(e) => e.load(store, instance).map(drop),
-            Self::Verdict(e) => e.load(store, instance).map(drop),
-            Self::Merger(e) => e.load(store, instance).map(drop),
-            Self::Condense(e) => e.load(store, instance).map(drop),
+            Self::Checks(b) => on_line!(b, e => e.load(store, instance).map(drop)),
+            Self::Verdict(b) => on_line!(b, e => e.load(store, instance).map(drop)),
+            Self::Merger(b) => on_line!(b, e => e.load(store, instance).map(drop)),
+            Self::Condense(b) => on_line!(b, e => e.load(store, instance).map(drop)),
         }
     }
 }
@@ -505,20 +609,32 @@ impl Room {
         self.compiled
     }
 
-    /// Proposes gates for a repository.
-    pub fn detect_gates(
+    /// Proposes the checks for a repository.
+    pub fn detect_checks(
         &self,
-        input: &types::GatesInput,
-    ) -> Result<Outcome<types::GateReport>, RoomError> {
-        let Exports::Gates(exports) = &self.pre.exports else {
-            return Err(self.wrong_world(World::Gates));
+        input: &types::ChecksInput,
+    ) -> Result<Outcome<types::Detection>, RoomError> {
+        let Exports::Checks(bound) = &self.pre.exports else {
+            return Err(self.wrong_world(World::Checks));
         };
-        let input = gates::api::GatesInput::from(input);
-        self.call(
-            |store, instance| exports.load(store, instance),
-            |store, room| room.hall_rooms_gates().call_detect(store, &input),
-            |r| r.map(Into::into).map_err(Into::into),
-        )
+        match bound {
+            Bound::V0_1(exports) => {
+                let input = v0_1::gates::api::GatesInput::from(input);
+                self.call(
+                    |store, instance| exports.load(store, instance),
+                    |store, room| room.hall_rooms_gates().call_detect(store, &input),
+                    |r| r.map(Into::into).map_err(Into::into),
+                )
+            }
+            Bound::V0_2(exports) => {
+                let input = v0_2::checks::api::ChecksInput::from(input);
+                self.call(
+                    |store, instance| exports.load(store, instance),
+                    |store, room| room.hall_rooms_checks().call_detect(store, &input),
+                    |r| r.map(Into::into).map_err(Into::into),
+                )
+            }
+        }
     }
 
     /// Validates the JSON text of a reviewer's verdict and decides approval.
@@ -526,14 +642,14 @@ impl Room {
         &self,
         verdict_json: &str,
     ) -> Result<Outcome<types::CheckedVerdict>, RoomError> {
-        let Exports::Verdict(exports) = &self.pre.exports else {
+        let Exports::Verdict(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Verdict));
         };
-        self.call(
+        on_line!(bound, exports => self.call(
             |store, instance| exports.load(store, instance),
             |store, room| room.hall_rooms_verdict().call_validate(store, verdict_json),
             |r| r.map(Into::into).map_err(Into::into),
-        )
+        ))
     }
 
     /// Judges every merge queue.
@@ -541,15 +657,17 @@ impl Room {
         &self,
         input: &types::MergerInput,
     ) -> Result<Outcome<types::MergerPlan>, RoomError> {
-        let Exports::Merger(exports) = &self.pre.exports else {
+        let Exports::Merger(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Merger));
         };
-        let input = merger::api::MergerInput::from(input);
-        self.call(
-            |store, instance| exports.load(store, instance),
-            |store, room| room.hall_rooms_merger().call_judge(store, &input),
-            |r| r.map(Into::into).map_err(Into::into),
-        )
+        on_line!(bound, exports => {
+            let input = input.into();
+            self.call(
+                |store, instance| exports.load(store, instance),
+                |store, room| room.hall_rooms_merger().call_judge(store, &input),
+                |r| r.map(Into::into).map_err(Into::into),
+            )
+        })
     }
 
     /// Condenses one command's output.
@@ -557,15 +675,17 @@ impl Room {
         &self,
         input: &types::CondenseInput,
     ) -> Result<Outcome<types::Condensed>, RoomError> {
-        let Exports::Condense(exports) = &self.pre.exports else {
+        let Exports::Condense(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Condense));
         };
-        let input = condense::api::CondenseInput::from(input);
-        self.call(
-            |store, instance| exports.load(store, instance),
-            |store, room| room.hall_rooms_condense().call_condense(store, &input),
-            |r| r.map(Into::into).map_err(Into::into),
-        )
+        on_line!(bound, exports => {
+            let input = input.into();
+            self.call(
+                |store, instance| exports.load(store, instance),
+                |store, room| room.hall_rooms_condense().call_condense(store, &input),
+                |r| r.map(Into::into).map_err(Into::into),
+            )
+        })
     }
 
     /// Evaluates the room on JSON input and returns JSON output: the author's
@@ -587,8 +707,8 @@ impl Room {
             message: e.to_string(),
         };
         match self.info.world {
-            World::Gates => {
-                wrap(self.detect_gates(&serde_json::from_value(input).map_err(parse_error)?)?)
+            World::Checks => {
+                wrap(self.detect_checks(&serde_json::from_value(input).map_err(parse_error)?)?)
             }
             World::Merger => {
                 wrap(self.judge_merges(&serde_json::from_value(input).map_err(parse_error)?)?)
@@ -658,7 +778,7 @@ impl Room {
             room: name.clone(),
             message: format!(
                 "room {name} exports {}@{}, but its `{}` does not have the type hall's {world} world gives it: {}",
-                world.interface(),
+                world.interface_at(&self.info.version),
                 self.info.version,
                 world.function(),
                 error_chain(error)

@@ -20,9 +20,9 @@ pub struct Failure {
     pub problems: Vec<String>,
 }
 
-// ---------------------------------------------------------------- gates
+// ---------------------------------------------------------------- checks
 
-/// A root-level file the host read for gate detection.
+/// A root-level file the host read for check detection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
@@ -32,20 +32,20 @@ pub struct Manifest {
     pub content: String,
 }
 
-/// What the gates room sees of a repository.
+/// What the checks room sees of a repository.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GatesInput {
+pub struct ChecksInput {
     /// Every tracked path, relative and `/`-separated.
     #[serde(default)]
     pub files: Vec<String>,
-    /// The root-level manifests found among `files` (see [`GatesInput::MANIFESTS`]).
+    /// The root-level manifests found among `files` (see [`ChecksInput::MANIFESTS`]).
     #[serde(default)]
     pub manifests: Vec<Manifest>,
 }
 
-impl GatesInput {
-    /// The root-level files whose contents the gates room reads, when present.
+impl ChecksInput {
+    /// The root-level files whose contents the checks room reads, when present.
     pub const MANIFESTS: &'static [&'static str] = &[
         "package.json",
         "Cargo.toml",
@@ -63,20 +63,20 @@ impl GatesInput {
     ];
 }
 
-/// One proposed gate.
+/// One proposed check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Gate {
+pub struct Check {
     /// The command line, run from the repository root.
     pub command: String,
     /// The file that suggested it.
     pub source: String,
 }
 
-/// The gates room's answer.
+/// The checks room's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct GateReport {
-    /// Gates in run order.
-    pub gates: Vec<Gate>,
+pub struct Detection {
+    /// Checks in run order.
+    pub checks: Vec<Check>,
     /// Observations for people; never fatal.
     pub notes: Vec<String>,
 }

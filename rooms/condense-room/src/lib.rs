@@ -8,7 +8,11 @@ struct Builtin;
 impl CondenseRoom for Builtin {
     fn condense(input: CondenseInput) -> Result<Condensed, Failure> {
         let c = hall_condense::condense(&input.command, input.exit_code, &input.output, &input.log);
-        let filter = if c.fell_back { format!("{} (fell back to generic)", c.family.name()) } else { c.family.name().to_string() };
+        let filter = if c.fell_back {
+            format!("{} (fell back to generic)", c.family.name())
+        } else {
+            c.family.name().to_string()
+        };
         Ok(Condensed {
             text: c.text,
             filter,

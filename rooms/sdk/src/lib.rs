@@ -33,20 +33,20 @@
 //! over at once), randomness from a fixed pattern, and no files, sockets or
 //! environment. `docs/rooms.md` lists every limit.
 
+pub mod checks;
 pub mod condense;
-pub mod gates;
 pub mod merger;
 pub mod verdict;
 
-/// Exports a type implementing [`gates::GatesRoom`] as this component's gates room.
+/// Exports a type implementing [`checks::ChecksRoom`] as this component's checks room.
 #[macro_export]
-macro_rules! export_gates {
+macro_rules! export_checks {
     ($room:ident) => {
         // The generated glue declares exported symbols, which is unsafe code by
         // nature; it is wit-bindgen's, not the author's.
         #[allow(unsafe_code)]
         const _: () = {
-            $crate::gates::__export_gates_room!($room);
+            $crate::checks::__export_checks_room!($room);
         };
     };
 }

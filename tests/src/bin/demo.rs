@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use hallmark_tests::sandbox::{Run, Sandbox, hall_bin, test_double};
+use hallmark_tests::sandbox::{Run, Sandbox, lenses, test_double};
 
 fn show(sb: &Sandbox, dir: &Path, args: &[&str]) -> serde_json::Value {
     let where_ = sb.redact(&dir.display().to_string());
@@ -44,22 +44,14 @@ fn main() {
     println!("It has one commit on main and a bare `origin`; hall runs with a fixed clock.");
 
     show(&sb, &sb.repo, &["init", "--signers"]);
-    // One gate, so the checks have something to say: the limit must be inclusive.
-    std::fs::write(
-        sb.repo.join(".hallmark.toml"),
+    // One check, so the Assay Office has something to say: the limit must be inclusive.
+    sb.configure(
         "base = \"main\"\ngates = [\"sh check.sh\"]\n",
-    )
-    .unwrap_or_else(|e| panic!("write: {e}"));
-    std::fs::write(
-        sb.repo.join("check.sh"),
         "grep -q '<=' limit.txt || { echo 'limit.txt:1: the limit must be inclusive (<=)'; exit 1; }\n",
-    )
-    .unwrap_or_else(|e| panic!("write: {e}"));
-    sb.git(&sb.repo, &["add", "-A"]);
-    sb.git(&sb.repo, &["commit", "-q", "-m", "Set up Hallmark"]);
-    sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
+        "Set up Hallmark",
+    );
     println!(
-        "\n(committed the setup on main: .hallmark.toml with one gate, `sh check.sh`, and \
+        "\n(committed the setup on main: .hallmark.toml with one check, `sh check.sh`, and \
          .hallmark/allowed_signers, the key CI trusts)"
     );
 
@@ -85,34 +77,21 @@ fn main() {
 
     // The model can't be reached from here, so its answers are scripted, and labelled as
     // such: the reviewer asks for a change once, the fixer makes it, then it approves.
-    let lenses = [
-        "first-principles",
-        "correctness",
-        "security",
-        "data",
-        "evidence",
-        "operability",
-        "repo-rules",
-    ];
+    let lenses = lenses();
     let script = serde_json::json!({
         "review": [
             {"verdict": {"verdict": "reject", "summary": "The cap is checked with <, so the third attempt is refused.", "lenses": lenses,
                 "findings": [{"lens": "correctness", "severity": "major", "file": "limit.txt", "line": 1,
                               "scenario": "max_attempts = 3: the third attempt is refused because the check is < 3."}]}},
-            {"verdict": {"verdict": "approve", "summary": "The cap is inclusive now and the gate proves it.", "lenses": lenses, "findings": []}}
+            {"verdict": {"verdict": "approve", "summary": "The cap is inclusive now and the check proves it.", "lenses": lenses, "findings": []}}
         ],
         "fix": [
             {"sh": "printf 'attempts <= 3\\n' > limit.txt && git commit -qam 'Make the cap inclusive' && hall fixed"},
             {"sh": "printf 'attempts <= 3  # inclusive, see F1\\n' > limit.txt && git commit -qam 'Say why the cap is inclusive' && hall fixed F1"}
         ]
     });
-    let script_path = sb.root.join("model-script.json");
-    std::fs::write(&script_path, script.to_string()).unwrap_or_else(|e| panic!("write: {e}"));
-    sb.fake("claude", &test_double("fake-claude"));
-    sb.fake("gh", &test_double("fake-gh"));
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(hall_bin(), sb.bin.join("hall"))
-        .unwrap_or_else(|e| panic!("link: {e}"));
+    let script_path = sb.script_model(&script);
+    sb.stand_ins(&test_double("fake-claude"), &test_double("fake-gh"));
     println!(
         "\n(SCRIPTED MODEL: no model is reachable here, so `claude` is a stand-in that prints real \
          stream-json with these scripted answers: the reviewer rejects once, the fixer fixes, the reviewer approves; \
@@ -121,13 +100,7 @@ fn main() {
     println!(
         "\n$ hall daemon run --until-idle   (the loop: checks, review, fixes, hallmark, ship)"
     );
-    let script_s = script_path.display().to_string();
-    let run = sb.hall_env(
-        &sb.repo,
-        &["daemon", "run", "--until-idle", "--tick", "0.05"],
-        &[("FAKE_CLAUDE_SCRIPT", &script_s)],
-    );
-    let v = run.json();
+    let v = sb.run_loop(&script_path, &[]).json();
     for l in v["log"].as_array().cloned().unwrap_or_default() {
         println!(
             "  {} {:<8} -> {:<10} {}",

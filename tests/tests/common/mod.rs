@@ -6,27 +6,18 @@
 
 use std::path::{Path, PathBuf};
 
-pub use hallmark_tests::sandbox::{Run, Sandbox, hall_bin};
+#[allow(unused_imports)] // not every test file needs each
+pub use hallmark_tests::sandbox::{Run, Sandbox, hall_bin, lenses};
 pub use serde_json::{Value, json};
 
-pub const LENSES: [&str; 7] = [
-    "first-principles",
-    "correctness",
-    "security",
-    "data",
-    "evidence",
-    "operability",
-    "repo-rules",
-];
-
 pub fn approve() -> Value {
-    json!({"verdict": {"verdict": "approve", "summary": "The change does what it says and is tested.", "lenses": LENSES, "findings": [
+    json!({"verdict": {"verdict": "approve", "summary": "The change does what it says and is tested.", "lenses": lenses(), "findings": [
         {"lens": "evidence", "severity": "nit", "file": "lib.txt", "line": 1, "scenario": "A second example would read better."}
     ], "learnings_used": []}})
 }
 
 pub fn reject() -> Value {
-    json!({"verdict": {"verdict": "reject", "summary": "The limit is off by one.", "lenses": LENSES, "findings": [
+    json!({"verdict": {"verdict": "reject", "summary": "The limit is off by one.", "lenses": lenses(), "findings": [
         {"lens": "correctness", "severity": "major", "file": "lib.txt", "line": 1, "scenario": "With 3 attempts allowed, the third is refused because the check uses < instead of <=."}
     ], "learnings_used": []}})
 }
@@ -78,16 +69,12 @@ impl Loop {
             let v = sb.hall(&sb.repo, &["init", "--signers"]).ok();
             assert!(v["signers"].is_string(), "{v}");
         }
-        sb.fake("gh", Path::new(env!("CARGO_BIN_EXE_fake-gh")));
-        sb.fake("claude", Path::new(env!("CARGO_BIN_EXE_fake-claude")));
-        std::os::unix::fs::symlink(hall_bin(), sb.bin.join("hall")).expect("link hall");
-        std::fs::write(sb.repo.join(".hallmark.toml"), config).expect("config");
-        std::fs::write(sb.repo.join("check.sh"), "grep -q '<=' lib.txt || { echo 'lib.txt:1: expected <= in the limit check'; echo 'error: 1 check failed'; exit 1; }\n").expect("gate");
-        sb.git(&sb.repo, &["add", "-A"]);
-        sb.git(&sb.repo, &["commit", "-q", "-m", "Configure the loop"]);
-        sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
-        let script_path = sb.root.join("script.json");
-        std::fs::write(&script_path, script.to_string()).expect("script");
+        sb.stand_ins(
+            Path::new(env!("CARGO_BIN_EXE_fake-claude")),
+            Path::new(env!("CARGO_BIN_EXE_fake-gh")),
+        );
+        sb.configure(config, CHECK, "Configure the loop");
+        let script_path = sb.script_model(&script);
         let v = sb.hall(&sb.repo, &["new", "--title", "Cap retries"]).ok();
         let id = v["item"].as_str().expect("id").to_string();
         let wt = sb.worktree(&id);
@@ -102,12 +89,11 @@ impl Loop {
 
     /// `hall args…` in `dir` with the scripted model, plus `extra` variables.
     pub fn hall_with(&self, dir: &Path, args: &[&str], extra: &[(&str, &str)]) -> Run {
-        let script = self.script.display().to_string();
-        let log = self.sb.root.join("claude").display().to_string();
-        let mut vars = vec![
-            ("FAKE_CLAUDE_SCRIPT", script.as_str()),
-            ("FAKE_CLAUDE_LOG", log.as_str()),
-        ];
+        let model = self.sb.model_env(&self.script);
+        let mut vars: Vec<(&str, &str)> = model
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         vars.extend_from_slice(extra);
         self.sb.hall_env(dir, args, &vars)
     }
@@ -118,11 +104,7 @@ impl Loop {
 
     /// `hall daemon run --until-idle` with `extra` variables (a later `HALL_NOW`, …).
     pub fn daemon_with(&self, extra: &[(&str, &str)]) -> Value {
-        let run = self.hall_with(
-            &self.sb.repo,
-            &["daemon", "run", "--until-idle", "--tick", "0.05"],
-            extra,
-        );
+        let run = self.sb.run_loop(&self.script, extra);
         eprintln!("{}", run.stderr);
         run.ok()
     }
@@ -185,11 +167,8 @@ impl Loop {
 
 pub const CONFIG: &str = "base = \"main\"\ngates = [\"sh check.sh\"]\n";
 
-/// Kills the child when the test ends, however it ends.
-pub struct Reaper(pub std::process::Child);
-
-/// Kills a background daemon when the test ends, however it ends.
-pub struct KillPid(pub u64);
+/// The one check [`CONFIG`] names: the limit in lib.txt must be inclusive.
+pub const CHECK: &str = "grep -q '<=' lib.txt || { echo 'lib.txt:1: expected <= in the limit check'; echo 'error: 1 check failed'; exit 1; }\n";
 
 pub fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);

@@ -9,7 +9,7 @@ use super::types::*;
 use super::*;
 
 mod authoring_guide;
-mod built_in_gates;
+mod built_in_checks;
 mod built_in_merger;
 mod built_in_verdict;
 
@@ -24,6 +24,7 @@ const SENSES: &[u8] = include_bytes!(env!("HALL_FIXTURE_SENSES_WASM"));
 const WRONG_SIGNATURE: &[u8] = include_bytes!(env!("HALL_FIXTURE_WRONG_SIGNATURE_WASM"));
 const TRAPPING: &[u8] = include_bytes!(env!("HALL_FIXTURE_TRAPPING_WASM"));
 const NOISY: &[u8] = include_bytes!(env!("HALL_FIXTURE_NOISY_WASM"));
+const FROZEN_0_1: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_1_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -39,20 +40,20 @@ fn rooms() -> &'static Rooms {
 
 fn fixture(bytes: &[u8], name: &str) -> Room {
     rooms()
-        .load(World::Gates, bytes, RoomSource::File { path: name.into() })
+        .load(World::Checks, bytes, RoomSource::File { path: name.into() })
         .expect("fixture loads")
 }
 
-fn some_input() -> GatesInput {
-    GatesInput {
+fn some_input() -> ChecksInput {
+    ChecksInput {
         files: vec!["a".into(), "b".into(), "c".into()],
         manifests: Vec::new(),
     }
 }
 
 /// The input that tells a fixture which way to misbehave.
-fn asking(mode: &str) -> GatesInput {
-    GatesInput {
+fn asking(mode: &str) -> ChecksInput {
+    ChecksInput {
         files: vec![mode.into()],
         manifests: Vec::new(),
     }
@@ -70,9 +71,9 @@ fn within<R: Send + 'static>(limit: Duration, call: impl FnOnce() -> R + Send + 
         .unwrap_or_else(|_| panic!("the call did not return within {limit:?}"))
 }
 
-/// The notes of a gates answer, which is where the fixtures report.
+/// The notes of a checks answer, which is where the fixtures report.
 fn notes(room: &Room, mode: &str) -> Vec<String> {
-    room.detect_gates(&asking(mode))
+    room.detect_checks(&asking(mode))
         .unwrap_or_else(|e| panic!("{mode}: {e}"))
         .unwrap_or_else(|f| panic!("{mode}: refused: {}", f.message))
         .notes
@@ -80,15 +81,17 @@ fn notes(room: &Room, mode: &str) -> Vec<String> {
 
 /// The host still works after a room misbehaved.
 fn assert_host_unharmed() {
-    let room = rooms().builtin(World::Gates).expect("built-in gates room");
+    let room = rooms()
+        .builtin(World::Checks)
+        .expect("built-in checks room");
     let report = room
-        .detect_gates(&GatesInput {
+        .detect_checks(&ChecksInput {
             files: vec!["Cargo.toml".into()],
             manifests: Vec::new(),
         })
         .expect("call")
         .expect("answer");
-    assert_eq!(report.gates.len(), 2);
+    assert_eq!(report.checks.len(), 2);
 }
 
 fn failed(err: &RoomError) -> (FailureKind, String) {
@@ -106,7 +109,7 @@ fn a_looping_room_is_stopped_at_its_deadline_and_named() {
     let room = fixture(LOOPING, "looping.wasm");
     let start = Instant::now();
     let err = room
-        .detect_gates(&some_input())
+        .detect_checks(&some_input())
         .expect_err("it never returns");
     let took = start.elapsed();
     let (kind, message) = failed(&err);
@@ -126,7 +129,7 @@ fn a_room_allocating_without_bound_hits_the_memory_cap() {
     let room = fixture(HUNGRY, "hungry.wasm");
     let start = Instant::now();
     let err = room
-        .detect_gates(&some_input())
+        .detect_checks(&some_input())
         .expect_err("it never returns");
     let (kind, message) = failed(&err);
     assert_eq!(kind, FailureKind::Memory);
@@ -139,7 +142,7 @@ fn a_room_allocating_without_bound_hits_the_memory_cap() {
 #[test]
 fn a_panic_message_reaches_the_user() {
     let room = fixture(PANICKY, "panicky.wasm");
-    let err = room.detect_gates(&some_input()).expect_err("it panics");
+    let err = room.detect_checks(&some_input()).expect_err("it panics");
     let (kind, message) = failed(&err);
     assert_eq!(kind, FailureKind::Panic);
     assert!(
@@ -153,7 +156,7 @@ fn a_panic_message_reaches_the_user() {
 fn a_room_that_imports_the_filesystem_is_refused_when_loaded() {
     let err = rooms()
         .load(
-            World::Gates,
+            World::Checks,
             SNOOPY,
             RoomSource::File {
                 path: "snoopy.wasm".into(),
@@ -178,7 +181,7 @@ fn a_room_sleeping_forever_is_stopped_at_its_deadline() {
     let room = fixture(SLEEPY, "sleepy.wasm");
     let start = Instant::now();
     let err = within(Duration::from_secs(3), move || {
-        room.detect_gates(&asking("forever"))
+        room.detect_checks(&asking("forever"))
     })
     .expect_err("it never returns");
     let took = start.elapsed();
@@ -217,7 +220,7 @@ fn clocks_randomness_environment_and_stdin_are_the_same_on_every_call() {
     let second = notes(&room, "look");
     let elsewhere = Rooms::without_cache()
         .expect("engine")
-        .load(World::Gates, SENSES, RoomSource::Builtin)
+        .load(World::Checks, SENSES, RoomSource::Builtin)
         .expect("loads");
     let third = notes(&elsewhere, "look");
     assert_eq!(first, second);
@@ -263,7 +266,9 @@ fn each_way_a_room_dies_is_named() {
         ),
     ];
     for (mode, kind, words) in cases {
-        let err = room.detect_gates(&asking(mode)).expect_err("the room dies");
+        let err = room
+            .detect_checks(&asking(mode))
+            .expect_err("the room dies");
         let (got, message) = failed(&err);
         assert_eq!(got, kind, "{mode}: {message}");
         assert!(
@@ -272,7 +277,7 @@ fn each_way_a_room_dies_is_named() {
         );
     }
     // The panic's own words, from stderr, are in the message.
-    let err = room.detect_gates(&asking("panic")).expect_err("panics");
+    let err = room.detect_checks(&asking("panic")).expect_err("panics");
     assert!(
         err.message().contains("fixture gave up on 1 files"),
         "{}",
@@ -290,7 +295,7 @@ fn writing_past_the_output_cap_fails_the_call_and_names_the_stream() {
         let start = Instant::now();
         // The room ignores every failed write and answers anyway.
         let err = room
-            .detect_gates(&asking(stream))
+            .detect_checks(&asking(stream))
             .expect_err("100 MB is past the cap");
         let (kind, message) = failed(&err);
         assert_eq!(kind, FailureKind::Output, "{message}");
@@ -315,12 +320,12 @@ fn the_output_cap_is_exact() {
                 output_bytes,
                 ..Limits::default()
             })
-            .load(World::Gates, NOISY, RoomSource::Builtin)
+            .load(World::Checks, NOISY, RoomSource::Builtin)
             .expect("loads")
     };
     assert_eq!(notes(&limited(17), "some"), vec!["said a little"]);
     let err = limited(16)
-        .detect_gates(&asking("some"))
+        .detect_checks(&asking("some"))
         .expect_err("one byte past the cap");
     let (kind, message) = failed(&err);
     assert_eq!(kind, FailureKind::Output);
@@ -334,7 +339,7 @@ fn the_output_cap_is_exact() {
 fn an_answer_past_the_answer_cap_fails_the_call() {
     let room = fixture(NOISY, "noisy.wasm");
     let err = room
-        .detect_gates(&asking("answer"))
+        .detect_checks(&asking("answer"))
         .expect_err("8 MiB is past the cap");
     let (kind, message) = failed(&err);
     assert_eq!(kind, FailureKind::Answer, "{message}");
@@ -366,22 +371,22 @@ fn a_component_exporting_another_world_is_refused_with_its_exports() {
 
 #[test]
 fn a_room_for_another_world_is_refused() {
-    let gates = builtin::bytes(World::Gates).expect("built-in gates");
+    let checks = builtin::bytes(World::Checks).expect("built-in checks");
     let err = rooms()
         .load(
             World::Merger,
-            gates,
+            checks,
             RoomSource::Repo {
                 path: "rooms/merger.wasm".into(),
                 rev: None,
             },
         )
-        .expect_err("a gates room is not a merger");
+        .expect_err("a checks room is not a merger");
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     let message = err.message();
     assert!(
         message.contains(
-            "room repo:rooms/merger.wasm implements hall:rooms/gates@0.1.0, not the merger world"
+            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.2.0, not the merger world"
         ),
         "{message}"
     );
@@ -401,7 +406,7 @@ fn an_unsupported_version_is_explained() {
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     assert_eq!(
         err.message(),
-        "room future.wasm exports hall:rooms/merger@0.3.0; this hall supports hall:rooms/merger 0.1"
+        "room future.wasm exports hall:rooms/merger@0.3.0; this hall supports hall:rooms/merger 0.1, 0.2"
     );
 }
 
@@ -442,7 +447,7 @@ fn precompiled_artifacts_and_junk_are_refused() {
 
 #[test]
 fn a_typed_call_for_another_world_is_refused() {
-    let room = rooms().builtin(World::Gates).expect("built-in gates");
+    let room = rooms().builtin(World::Checks).expect("built-in checks");
     let err = room
         .judge_merges(&MergerInput::default())
         .expect_err("wrong world");
@@ -536,7 +541,7 @@ fn a_damaged_artifact_is_replaced_not_trusted() {
 #[test]
 fn rooms_work_without_a_cache() {
     let rooms = Rooms::without_cache().expect("engine");
-    let room = rooms.builtin(World::Gates).expect("compiles");
+    let room = rooms.builtin(World::Checks).expect("compiles");
     assert!(room.was_compiled());
     assert!(rooms.artifact_path("x").is_none());
 }
@@ -549,7 +554,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.component);
     assert_eq!(report.runnable, vec![World::Merger]);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.1.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.2.0");
     assert!(
         report.imports.iter().all(|i| i.starts_with("wasi:")),
         "{:?}",
@@ -579,14 +584,14 @@ fn check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
     let report = rooms().check(WRONG_SIGNATURE);
     assert!(report.component);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/gates@0.1.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/checks@0.2.0");
     assert!(report.implements[0].supported);
     assert!(report.runnable.is_empty(), "{report:?}");
     assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
     let problem = &report.problems[0];
     assert!(
         problem.contains(
-            "exports hall:rooms/gates@0.1.0, but its `detect` does not have the type hall's gates world gives it"
+            "exports hall:rooms/checks@0.2.0, but its `detect` does not have the type hall's checks world gives it"
         ),
         "{problem}"
     );
@@ -598,7 +603,7 @@ fn check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
     // Loading it for use is refused the same way, before any of it runs.
     let err = rooms()
         .load(
-            World::Gates,
+            World::Checks,
             WRONG_SIGNATURE,
             RoomSource::File {
                 path: "wrong-signature.wasm".into(),
@@ -608,7 +613,7 @@ fn check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE", "{err}");
     assert!(
         err.message().starts_with(
-            "room wrong-signature.wasm exports hall:rooms/gates@0.1.0, but its `detect`"
+            "room wrong-signature.wasm exports hall:rooms/checks@0.2.0, but its `detect`"
         ),
         "{err}"
     );
@@ -665,10 +670,68 @@ fn world_names_round_trip() {
     for world in World::ALL {
         assert_eq!(world.name().parse::<World>().expect("parses"), world);
     }
+    // `[rooms] gates = …` from before check detection was renamed still works.
+    assert_eq!("gates".parse::<World>().expect("old name"), World::Checks);
     assert_eq!(
         "nope".parse::<World>().expect_err("unknown").code(),
         "ROOM_NOT_FOUND"
     );
+}
+
+/// A room built against the frozen `hall:rooms@0.1.0` (its check detection is the
+/// `gates` interface) runs through the 0.1 bindings, as each world it exports.
+#[test]
+fn a_room_built_against_the_frozen_line_still_runs() {
+    let source = || RoomSource::File {
+        path: "frozen.wasm".into(),
+    };
+    let report = rooms().check(FROZEN_0_1);
+    let exports: Vec<&str> = report
+        .implements
+        .iter()
+        .map(|i| i.export.as_str())
+        .collect();
+    assert_eq!(
+        exports,
+        ["hall:rooms/gates@0.1.0", "hall:rooms/condense@0.1.0"],
+        "{report:?}"
+    );
+    assert!(report.implements.iter().all(|i| i.supported));
+    assert_eq!(report.runnable, vec![World::Checks, World::Condense]);
+
+    let checks = rooms()
+        .load(World::Checks, FROZEN_0_1, source())
+        .expect("0.1 check detection loads");
+    assert_eq!(checks.info().version, "0.1.0");
+    let found = checks
+        .detect_checks(&some_input())
+        .expect("call")
+        .expect("answer");
+    assert_eq!(found.checks.len(), 1);
+    assert_eq!(found.checks[0].command, "frozen-check 3");
+    assert_eq!(found.notes, ["answered through hall:rooms/gates@0.1.0"]);
+
+    let condense = rooms()
+        .load(World::Condense, FROZEN_0_1, source())
+        .expect("0.1 condense loads");
+    let condensed = condense
+        .condense(&CondenseInput {
+            command: "make".into(),
+            exit_code: 0,
+            output: "four".into(),
+            log: "log".into(),
+        })
+        .expect("call")
+        .expect("answer");
+    assert_eq!(condensed.text, "0.1.0 saw 4 bytes");
+    assert_eq!(condensed.filter, "frozen");
+    assert_eq!(condensed.stats.bytes_in, 4);
+
+    // `checks` is not a 0.1 interface name, nor `gates` a 0.2 one.
+    assert_eq!(World::of_export("gates", "0.1.0"), Some(World::Checks));
+    assert_eq!(World::of_export("gates", "0.2.0"), None);
+    assert_eq!(World::of_export("checks", "0.1.0"), None);
+    assert_eq!(World::of_export("checks", "0.2.0"), Some(World::Checks));
 }
 
 // ---------------------------------------------------------------- run_json

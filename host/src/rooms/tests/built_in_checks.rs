@@ -1,4 +1,4 @@
-//! The built-in gates room, table-driven through the real component.
+//! The built-in checks room, table-driven through the real component.
 
 use super::*;
 
@@ -10,12 +10,12 @@ fn manifest(path: &str, content: &str) -> Manifest {
 }
 
 #[test]
-fn gates_room_table() {
+fn checks_room_table() {
     struct Case {
         name: &'static str,
         files: &'static [&'static str],
         manifests: Vec<Manifest>,
-        gates: &'static [&'static str],
+        checks: &'static [&'static str],
         note: Option<&'static str>,
     }
     let scripts =
@@ -25,28 +25,28 @@ fn gates_room_table() {
             name: "cargo",
             files: &["Cargo.toml", "src/main.rs"],
             manifests: vec![manifest("Cargo.toml", "[package]")],
-            gates: &["cargo test", "cargo clippy"],
+            checks: &["cargo test", "cargo clippy"],
             note: None,
         },
         Case {
             name: "go",
             files: &["go.mod", "main.go"],
             manifests: vec![manifest("go.mod", "module x")],
-            gates: &["go test ./...", "go vet ./..."],
+            checks: &["go test ./...", "go vet ./..."],
             note: None,
         },
         Case {
             name: "pnpm by lockfile",
             files: &["package.json", "pnpm-lock.yaml"],
             manifests: vec![manifest("package.json", scripts)],
-            gates: &["pnpm run lint", "pnpm run test", "pnpm run build"],
+            checks: &["pnpm run lint", "pnpm run test", "pnpm run build"],
             note: None,
         },
         Case {
             name: "yarn by lockfile",
             files: &["package.json", "yarn.lock"],
             manifests: vec![manifest("package.json", r#"{"scripts": {"test": "jest"}}"#)],
-            gates: &["yarn run test"],
+            checks: &["yarn run test"],
             note: None,
         },
         Case {
@@ -56,7 +56,7 @@ fn gates_room_table() {
                 "package.json",
                 r#"{"scripts": {"test": "bun test"}}"#,
             )],
-            gates: &["bun run test"],
+            checks: &["bun run test"],
             note: None,
         },
         Case {
@@ -66,7 +66,7 @@ fn gates_room_table() {
                 "package.json",
                 r#"{"scripts": {"lint": "eslint"}}"#,
             )],
-            gates: &["npm run lint"],
+            checks: &["npm run lint"],
             note: None,
         },
         Case {
@@ -76,7 +76,7 @@ fn gates_room_table() {
                 "package.json",
                 r#"{"packageManager": "yarn@4.1.0", "scripts": {"test": "jest"}}"#,
             )],
-            gates: &["yarn run test"],
+            checks: &["yarn run test"],
             note: None,
         },
         Case {
@@ -86,14 +86,14 @@ fn gates_room_table() {
                 "package.json",
                 r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
             )],
-            gates: &[],
+            checks: &[],
             note: Some("placeholder"),
         },
         Case {
             name: "malformed package.json is a note",
             files: &["package.json"],
             manifests: vec![manifest("package.json", "{nope")],
-            gates: &[],
+            checks: &[],
             note: Some("not valid JSON"),
         },
         Case {
@@ -103,14 +103,14 @@ fn gates_room_table() {
                 "pyproject.toml",
                 "[tool.pytest.ini_options]\naddopts = \"-q\"",
             )],
-            gates: &["pytest"],
+            checks: &["pytest"],
             note: None,
         },
         Case {
             name: "pytest from conftest",
             files: &["tests/conftest.py"],
             manifests: vec![],
-            gates: &["pytest"],
+            checks: &["pytest"],
             note: None,
         },
         Case {
@@ -123,7 +123,7 @@ fn gates_room_table() {
                 ),
                 manifest("Cargo.toml", "[package]"),
             ],
-            gates: &["make lint", "make test"],
+            checks: &["make lint", "make test"],
             note: Some("task runner already covers"),
         },
         Case {
@@ -133,29 +133,29 @@ fn gates_room_table() {
                 "justfile",
                 "set shell := [\"bash\", \"-c\"]\nalias t := test\n\ntest:\n    cargo test\n@lint:\n    cargo clippy\nbuild target='x':\n    cargo build\nrelease:\n    ./ship\n",
             )],
-            gates: &["just lint", "just test", "just build"],
+            checks: &["just lint", "just test", "just build"],
             note: None,
         },
         Case {
             name: "nothing found",
             files: &["README.md"],
             manifests: vec![],
-            gates: &[],
-            note: Some("no gates detected"),
+            checks: &[],
+            note: Some("no checks detected"),
         },
     ];
-    let room = rooms().builtin(World::Gates).expect("built-in gates");
+    let room = rooms().builtin(World::Checks).expect("built-in checks");
     for case in cases {
-        let input = GatesInput {
+        let input = ChecksInput {
             files: case.files.iter().map(|s| s.to_string()).collect(),
             manifests: case.manifests,
         };
         let report = room
-            .detect_gates(&input)
+            .detect_checks(&input)
             .expect("call")
             .unwrap_or_else(|f| panic!("{}: refused: {f:?}", case.name));
-        let commands: Vec<&str> = report.gates.iter().map(|g| g.command.as_str()).collect();
-        assert_eq!(commands, case.gates, "{}", case.name);
+        let commands: Vec<&str> = report.checks.iter().map(|c| c.command.as_str()).collect();
+        assert_eq!(commands, case.checks, "{}", case.name);
         if let Some(note) = case.note {
             assert!(
                 report.notes.iter().any(|n| n.contains(note)),

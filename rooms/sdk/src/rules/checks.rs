@@ -1,14 +1,14 @@
-//! The built-in gate-detection rules, as a pure function over the gates world's
+//! The built-in check-detection rules, as a pure function over the checks world's
 //! types (named only through `super::model`, so the file also compiles natively).
 //!
 //! Task runners speak for the repository: a `justfile` recipe or `Makefile`
-//! target named like a gate comes first, and a language default of the same
-//! kind (tests, lint) is then left out, so tests never run twice. Only gate-like
+//! target named like a check comes first, and a language default of the same
+//! kind (tests, lint) is then left out, so tests never run twice. Only check-like
 //! names are taken (`test`, `lint`, `check`...), never `deploy` or `clean`.
 
 use super::model::*;
 
-/// What a gate proves, used to drop language defaults a task runner covers.
+/// What a check proves, used to drop language defaults a task runner covers.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Test,
@@ -16,8 +16,8 @@ enum Kind {
     Build,
 }
 
-/// Task-runner targets and package scripts taken as gates, in run order.
-const GATE_NAMES: [(&str, Kind); 7] = [
+/// Task-runner targets and package scripts taken as checks, in run order.
+const CHECK_NAMES: [(&str, Kind); 7] = [
     ("lint", Kind::Lint),
     ("typecheck", Kind::Lint),
     ("type-check", Kind::Lint),
@@ -27,9 +27,9 @@ const GATE_NAMES: [(&str, Kind); 7] = [
     ("build", Kind::Build),
 ];
 
-/// Proposes the gates for a repository from its file list and manifests.
-pub fn detect(input: &GatesInput) -> Result<GateReport, Failure> {
-    let mut gates: Vec<(Gate, Kind)> = Vec::new();
+/// Proposes the checks for a repository from its file list and manifests.
+pub fn detect(input: &ChecksInput) -> Result<Detection, Failure> {
+    let mut checks: Vec<(Check, Kind)> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let manifest = |name: &str| input.manifests.iter().find(|m| m.path == name);
     let has = |name: &str| input.files.iter().any(|f| f == name);
@@ -37,32 +37,32 @@ pub fn detect(input: &GatesInput) -> Result<GateReport, Failure> {
     // Task runners first.
     for name in ["justfile", "Justfile", ".justfile"] {
         if let Some(m) = manifest(name) {
-            let found = runner_gates(&just_recipes(&m.content), "just", &m.path);
+            let found = runner_checks(&just_recipes(&m.content), "just", &m.path);
             if found.is_empty() {
-                notes.push(format!("{}: no recipe named like a gate", m.path));
+                notes.push(format!("{}: no recipe named like a check", m.path));
             }
-            gates.extend(found);
+            checks.extend(found);
             break;
         }
     }
     for name in ["GNUmakefile", "makefile", "Makefile"] {
         if let Some(m) = manifest(name) {
-            let found = runner_gates(&make_targets(&m.content), "make", &m.path);
+            let found = runner_checks(&make_targets(&m.content), "make", &m.path);
             if found.is_empty() {
-                notes.push(format!("{}: no target named like a gate", m.path));
+                notes.push(format!("{}: no target named like a check", m.path));
             }
-            gates.extend(found);
+            checks.extend(found);
             break;
         }
     }
-    let runner_kinds: Vec<Kind> = gates.iter().map(|(_, k)| *k).collect();
-    let mut language: Vec<(Gate, Kind)> = Vec::new();
+    let runner_kinds: Vec<Kind> = checks.iter().map(|(_, k)| *k).collect();
+    let mut language: Vec<(Check, Kind)> = Vec::new();
 
     if let Some(m) = manifest("package.json") {
         match package_scripts(&m.content) {
             Ok(scripts) => {
                 let pm = package_manager(&input.files, &m.content);
-                for (name, kind) in GATE_NAMES {
+                for (name, kind) in CHECK_NAMES {
                     let Some(body) = scripts.iter().find(|(n, _)| n == name).map(|(_, b)| b) else {
                         continue;
                     };
@@ -73,7 +73,7 @@ pub fn detect(input: &GatesInput) -> Result<GateReport, Failure> {
                         ));
                         continue;
                     }
-                    language.push((gate(&format!("{pm} run {name}"), &m.path), kind));
+                    language.push((check(&format!("{pm} run {name}"), &m.path), kind));
                 }
             }
             Err(problem) => notes.push(format!(
@@ -82,15 +82,15 @@ pub fn detect(input: &GatesInput) -> Result<GateReport, Failure> {
         }
     }
     if has("Cargo.toml") {
-        language.push((gate("cargo test", "Cargo.toml"), Kind::Test));
-        language.push((gate("cargo clippy", "Cargo.toml"), Kind::Lint));
+        language.push((check("cargo test", "Cargo.toml"), Kind::Test));
+        language.push((check("cargo clippy", "Cargo.toml"), Kind::Lint));
     }
     if has("go.mod") {
-        language.push((gate("go test ./...", "go.mod"), Kind::Test));
-        language.push((gate("go vet ./...", "go.mod"), Kind::Lint));
+        language.push((check("go test ./...", "go.mod"), Kind::Test));
+        language.push((check("go vet ./...", "go.mod"), Kind::Lint));
     }
     if let Some(source) = pytest_source(input) {
-        language.push((gate("pytest", &source), Kind::Test));
+        language.push((check("pytest", &source), Kind::Test));
     }
 
     for (g, kind) in language {
@@ -100,33 +100,33 @@ pub fn detect(input: &GatesInput) -> Result<GateReport, Failure> {
                 g.command
             ));
         } else {
-            gates.push((g, kind));
+            checks.push((g, kind));
         }
     }
-    let mut out: Vec<Gate> = Vec::new();
-    for (g, _) in gates {
+    let mut out: Vec<Check> = Vec::new();
+    for (g, _) in checks {
         if !out.iter().any(|o| o.command == g.command) {
             out.push(g);
         }
     }
     if out.is_empty() {
-        notes.push("no gates detected; set `gates` in .hallmark.toml".to_string());
+        notes.push("no checks detected; list them under `gates` in .hallmark.toml".to_string());
     }
-    Ok(GateReport { gates: out, notes })
+    Ok(Detection { checks: out, notes })
 }
 
-fn gate(command: &str, source: &str) -> Gate {
-    Gate {
+fn check(command: &str, source: &str) -> Check {
+    Check {
         command: command.to_string(),
         source: source.to_string(),
     }
 }
 
-fn runner_gates(names: &[String], runner: &str, source: &str) -> Vec<(Gate, Kind)> {
-    GATE_NAMES
+fn runner_checks(names: &[String], runner: &str, source: &str) -> Vec<(Check, Kind)> {
+    CHECK_NAMES
         .iter()
         .filter(|(name, _)| names.iter().any(|n| n == name))
-        .map(|(name, kind)| (gate(&format!("{runner} {name}"), source), *kind))
+        .map(|(name, kind)| (check(&format!("{runner} {name}"), source), *kind))
         .collect()
 }
 
@@ -225,7 +225,7 @@ fn just_recipes(content: &str) -> Vec<String> {
 }
 
 /// The file that shows the repository uses pytest, if any.
-fn pytest_source(input: &GatesInput) -> Option<String> {
+fn pytest_source(input: &ChecksInput) -> Option<String> {
     let content = |name: &str| {
         input
             .manifests
