@@ -11,12 +11,10 @@ use common::*;
 fn budgets_hold_items_and_pause_the_daemon() {
     // per_item: the first review spends more than the item may.
     let cfg = format!("{CONFIG}[budget]\nper_item = \"1k\"\n");
-    let l = Loop::new(
+    let l = Loop::ready(
         &cfg,
         json!({"review": [reject(), approve()], "fix": [fix("attempts <= 3 # a", "F1")]}),
     );
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
     l.daemon();
     let status = l.status();
     assert_eq!(status["item"]["state"], "fixing");
@@ -34,12 +32,10 @@ fn budgets_hold_items_and_pause_the_daemon() {
 
     // daily: the daemon pauses model work and records it once; checks still run.
     let cfg = format!("{CONFIG}[budget]\ndaily = \"1k\"\n");
-    let l = Loop::new(
+    let l = Loop::ready(
         &cfg,
         json!({"review": [reject(), approve()], "fix": [fix("attempts <= 3 # a", "F1")]}),
     );
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "fixing");
     assert_eq!(l.claude_calls().len(), 1);
@@ -97,8 +93,7 @@ fn budget_set_edits_the_config_and_a_spent_room_closes_for_the_day() {
     )
     .err("GATE_DENIED", 5);
     l.sb.git(&l.sb.repo, &["commit", "-qam", "Cap the review room"]);
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.make_ready();
     l.daemon();
     // One review spent the room's day; the fix ran (its room has no cap); the second
     // review waits in order.
@@ -153,9 +148,7 @@ fn budget_set_edits_the_config_and_a_spent_room_closes_for_the_day() {
 fn a_rate_limit_pauses_the_model_workers_until_it_resets() {
     let limited =
         json!({"error": "API Error: 429 {\"type\":\"rate_limit_error\"}", "api_error_status": 429});
-    let l = Loop::new(CONFIG, json!({"review": [limited, approve()]}));
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    let l = Loop::ready(CONFIG, json!({"review": [limited, approve()]}));
     l.daemon();
     l.daemon();
     let status = l.status();

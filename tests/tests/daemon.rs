@@ -13,9 +13,7 @@ use common::*;
 #[test]
 fn a_daemon_killed_mid_review_loses_nothing_and_duplicates_nothing() {
     let slow = json!({"sleep": 30, "verdict": approve()["verdict"]});
-    let l = Loop::new(CONFIG, json!({"review": [slow, approve()]}));
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    let l = Loop::ready(CONFIG, json!({"review": [slow, approve()]}));
     let mut cmd = l.sb.hall_command(&l.sb.repo);
     cmd.args(["daemon", "run", "--repo", ".", "--tick", "0.05"])
         .envs(l.sb.model_env(&l.script))
@@ -84,9 +82,7 @@ fn a_daemon_killed_mid_review_loses_nothing_and_duplicates_nothing() {
 
 #[test]
 fn next_claims_with_a_lease_and_agents_may_not_give_verdicts() {
-    let l = Loop::new(CONFIG, json!({}));
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    let l = Loop::ready(CONFIG, json!({}));
     let first =
         l.sb.hall(
             &l.sb.repo,
@@ -353,12 +349,10 @@ fn questions_take_their_default_after_the_wait_and_answers_resume_the_session() 
 
 #[test]
 fn trace_follows_a_live_run_to_its_end() {
-    let l = Loop::new(
+    let l = Loop::ready(
         CONFIG,
         json!({"review": [{"sleep": 2, "verdict": approve()["verdict"]}]}),
     );
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
     let mut cmd = l.sb.hall_command(&l.sb.repo);
     cmd.args(["daemon", "run", "--until-idle", "--tick", "0.05"])
         .envs(l.sb.model_env(&l.script))

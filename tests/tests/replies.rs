@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use hallmark_tests::sandbox::{Run, Sandbox, built_wasm};
 use serde_json::{Value, json};
@@ -482,6 +483,30 @@ fn adopt_setup_doctor_and_text_on_a_terminal() {
         "setup_claude_dry_run",
         sb.hall(&repo, &["setup", "claude", "--dry-run"])
     );
+    // `hall claude` hands the terminal to Claude Code; the stand-in records what it was
+    // started with, which is part of the reply's contract too.
+    sb.fake("claude", Path::new(env!("CARGO_BIN_EXE_fake-claude")));
+    let started = sb.root.join("claude-started.json");
+    let log = started.display().to_string();
+    for (name, args) in [
+        ("claude_session", &["claude", "H-0001", "--", "--model", "sonnet"][..]),
+        (
+            "claude_session_unconfined",
+            &["claude", "H-0001", "--unconfined"][..],
+        ),
+    ] {
+        let run = sb.hall_env(&repo, args, &[("FAKE_CLAUDE_LOG", &log)]);
+        code(&run, seen);
+        let seen_by_claude: Value =
+            serde_json::from_str(&std::fs::read_to_string(&started).expect("claude started"))
+                .expect("the stand-in's record");
+        let both = format!(
+            "{}\n--- claude was started with\n{}",
+            snap(&sb, &run),
+            sb.redact(&serde_json::to_string_pretty(&seen_by_claude).expect("json"))
+        );
+        insta::assert_snapshot!(name, both);
+    }
     let doctor = sb.hall(&repo, &["doctor"]);
     code(&doctor, seen);
     let v: Value = serde_json::from_str(doctor.stdout.trim()).expect("doctor replies JSON");

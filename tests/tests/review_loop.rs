@@ -281,12 +281,10 @@ fn the_checks_cache_serves_a_pass_on_the_same_tree() {
 #[test]
 fn max_rejects_escalates_and_retry_allows_one_more_round() {
     let cfg = format!("{CONFIG}max_rejects = 2\n");
-    let l = Loop::new(
+    let l = Loop::ready(
         &cfg,
         json!({"review": [reject()], "fix": [fix("attempts <= 3 # a", "F1"), fix("attempts <= 3 # b", "F2")]}),
     );
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "escalated");
     let verdicts = l
@@ -301,9 +299,7 @@ fn max_rejects_escalates_and_retry_allows_one_more_round() {
 
 #[test]
 fn a_review_without_structured_output_is_a_failed_run_and_two_hold() {
-    let l = Loop::new(CONFIG, json!({"review": [{"text": "Looks fine to me."}]}));
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    let l = Loop::ready(CONFIG, json!({"review": [{"text": "Looks fine to me."}]}));
     l.daemon();
     let status = l.status();
     assert_eq!(status["item"]["state"], "review");
@@ -335,9 +331,7 @@ fn a_review_without_structured_output_is_a_failed_run_and_two_hold() {
 #[test]
 fn an_invalid_verdict_is_refused_by_the_verdict_room() {
     let bad = json!({"verdict": {"verdict": "approve", "summary": "ok", "lenses": ["correctness"], "findings": []}});
-    let l = Loop::new(CONFIG, json!({"review": [bad, approve()]}));
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    let l = Loop::ready(CONFIG, json!({"review": [bad, approve()]}));
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed");
     let failed: Vec<Value> = l
@@ -483,12 +477,10 @@ fn a_rebase_that_conflicts_returns_the_item_to_development() {
 
 #[test]
 fn a_run_past_its_timeout_is_stopped_and_counts_as_failed() {
-    let l = Loop::new(
+    let l = Loop::ready(
         CONFIG,
         json!({"review": [{"sleep": 20, "verdict": approve()["verdict"]}]}),
     );
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
     let started = std::time::Instant::now();
     l.daemon_with(&[("HALL_RUN_TIMEOUT", "1s")]);
     assert!(
@@ -543,9 +535,7 @@ fn an_external_fix_engine_gets_the_prompt_and_its_commit_is_resubmitted() {
 fn an_overloaded_model_falls_back_in_a_run_of_its_own() {
     let overloaded =
         json!({"error": "API Error: 529 {\"type\":\"overloaded_error\"}", "api_error_status": 529});
-    let l = Loop::new(CONFIG, json!({"review": [overloaded, approve()]}));
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    let l = Loop::ready(CONFIG, json!({"review": [overloaded, approve()]}));
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed");
     assert!(
@@ -628,8 +618,7 @@ fn a_huge_diff_is_cut_to_fit_one_argument_and_says_where_the_rest_is() {
         .collect();
     assert!(big.len() > 300_000);
     l.sb.commit(&l.wt, "data.txt", &big, "Add generated data");
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.make_ready();
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed");
     let call = l

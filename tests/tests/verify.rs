@@ -77,8 +77,7 @@ fn forge_and_check(sb: &Sandbox, wt: &Path, name: &str, rev: &str) -> Run {
 #[test]
 fn the_loop_ends_with_a_signed_hallmark_that_a_fresh_clone_verifies() {
     let l = Loop::signed(CONFIG, json!({"review": [approve()]}));
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.make_ready();
     l.daemon();
     let status = l.status();
     assert_eq!(status["item"]["state"], "closed", "{status}");
@@ -179,8 +178,7 @@ fn a_notes_push_that_fails_holds_the_item_and_notes_from_other_clones_are_kept()
             .code,
         0
     );
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.make_ready();
     l.daemon();
     let status = l.status();
     assert_eq!(status["item"]["state"], "hallmarked", "{status}");

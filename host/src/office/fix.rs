@@ -146,28 +146,21 @@ pub fn command(
     prompt_file: &Path,
 ) -> RunSpec {
     let config = &hall.config;
-    let timeout = runs::timeout(config.budget.fix.timeout.as_deref(), 30 * 60);
-    let mut env = runs::base_env(RunKind::Fix, "fixer", id);
     if !is_claude(&config.fixer) {
-        env.push(("HALL_PROMPT_FILE".into(), prompt_file.display().to_string()));
         let shell = crate::platform::shell(&config.fixer);
         let program = shell.get_program().to_string_lossy().into_owned();
         let args = shell
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        return RunSpec {
-            role: "fix".into(),
-            program,
-            args,
-            cwd: wt.to_path_buf(),
-            env,
-            remove_env: Vec::new(),
-            timeout,
-            structured: false,
-            stream_json: false,
-            prompt: prompt.to_string(),
-        };
+        // An external fix engine reads its prompt from a file, prints what it likes and
+        // keeps the environment it was given.
+        let mut spec = runs::headless_spec(config, RunKind::Fix, id, wt, program, args, prompt);
+        spec.env
+            .push(("HALL_PROMPT_FILE".into(), prompt_file.display().to_string()));
+        spec.remove_env.clear();
+        spec.stream_json = false;
+        return spec;
     }
     let mut words = config.fixer.split_whitespace().map(str::to_string);
     let program = words.next().unwrap_or_else(|| "claude".into());
@@ -200,18 +193,7 @@ pub fn command(
         ..Headless::default()
     }
     .args();
-    RunSpec {
-        role: "fix".into(),
-        program,
-        args,
-        cwd: wt.to_path_buf(),
-        env,
-        remove_env: runs::removed_env(config),
-        timeout,
-        structured: false,
-        stream_json: true,
-        prompt: prompt.to_string(),
-    }
+    runs::headless_spec(config, RunKind::Fix, id, wt, program, args, prompt)
 }
 
 /// One fixer run for an item in `fixing`.

@@ -124,18 +124,15 @@ fn resume(
         ..Headless::default()
     }
     .args();
-    let spec = RunSpec {
-        role: "resume".into(),
-        program: "claude".into(),
+    let spec = runs::headless_spec(
+        &hall.config,
+        RunKind::Resume,
+        id,
+        &wt,
+        "claude".into(),
         args,
-        cwd: wt,
-        env: runs::base_env(RunKind::Resume, "agent", id),
-        remove_env: runs::removed_env(&hall.config),
-        timeout: runs::timeout(None, 30 * 60),
-        structured: false,
-        stream_json: true,
-        prompt: message,
-    };
+        &message,
+    );
     let runs_dir = crate::claude::runs_dir(&hall.journal.item_dir(id));
     let o = hall.runner.run(&runs_dir, &ctx.stamp, &spec)?;
     let mut events = usage_events(ctx, id, "resume", &o);

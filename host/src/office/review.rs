@@ -236,18 +236,7 @@ pub fn command(hall: &Hall, id: ItemId, plugin: &Path, dir: &Path, prompt: &str)
         ..Headless::default()
     }
     .args();
-    RunSpec {
-        role: "review".into(),
-        program: "claude".into(),
-        args,
-        cwd: dir.to_path_buf(),
-        env: runs::base_env(RunKind::Review, "assayer", id),
-        remove_env: runs::removed_env(config),
-        timeout: runs::timeout(config.budget.review.timeout.as_deref(), 20 * 60),
-        structured: true,
-        stream_json: true,
-        prompt: prompt.to_string(),
-    }
+    runs::headless_spec(config, RunKind::Review, id, dir, "claude".into(), args, prompt)
 }
 
 /// One review of an item in `review`.

@@ -6,12 +6,56 @@
 use std::time::Duration;
 
 use super::{Step, budget};
-use crate::claude::RunOutcome;
+use crate::claude::{RunOutcome, RunSpec};
 use crate::config::{Config, Money};
 use crate::error::Result;
 use crate::hall::confine::RunKind;
 use crate::hall::{Ctx, Hall};
 use crate::item::{Action, Event, EventKind, Item, ItemId, Sha};
+
+/// Who does a run of `kind` (its role, for the run's file and its usage) and as whom
+/// it acts (`HALL_ACTOR`).
+fn role_and_actor(kind: RunKind) -> (&'static str, &'static str) {
+    match kind {
+        RunKind::Review => ("review", "assayer"),
+        RunKind::Fix => ("fix", "fixer"),
+        RunKind::Resume => ("resume", "agent"),
+    }
+}
+
+/// A headless run of `kind` for item `id` (Claude Code, or an external fix engine that
+/// adjusts it): `program` with `args` in `cwd`,
+/// stream-json out, the loop's environment with the credentials and `[sandbox]
+/// remove_env` taken out, bounded by the role's timeout. Only a review must end with a
+/// structured answer (its verdict).
+pub fn headless_spec(
+    config: &Config,
+    kind: RunKind,
+    id: ItemId,
+    cwd: &std::path::Path,
+    program: String,
+    args: Vec<String>,
+    prompt: &str,
+) -> RunSpec {
+    let (role, actor) = role_and_actor(kind);
+    let timeout = match kind {
+        RunKind::Review => timeout(config.budget.review.timeout.as_deref(), 20 * 60),
+        RunKind::Fix => timeout(config.budget.fix.timeout.as_deref(), 30 * 60),
+        RunKind::Resume => timeout(None, 30 * 60),
+    };
+    RunSpec {
+        role: role.into(),
+        program,
+        args,
+        cwd: cwd.to_path_buf(),
+        env: base_env(kind, actor, id),
+        remove_env: removed_env(config),
+        timeout,
+        structured: kind == RunKind::Review,
+        stream_json: true,
+        prompt: prompt.to_string(),
+    }
+}
 
 /// Environment every headless run gets: its actor and item, and no CLAUDE.md from the
 /// checkout for isolated roles.

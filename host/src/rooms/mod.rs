@@ -88,6 +88,19 @@ enum Bound<Old, New> {
     V0_2(New),
 }
 
+/// Calls one export of a room's world in a fresh sandbox (`$room.call`): looks up
+/// `$exports`, calls `$interface().$call(store, $input)` and converts the answer into
+/// the plain types. The input is converted inside, into the line's own type.
+macro_rules! invoke {
+    ($room:expr, $exports:expr, $interface:ident . $call:ident ($input:expr)) => {
+        $room.call(
+            |store, instance| $exports.load(store, instance),
+            |store, room| room.$interface().$call(store, $input),
+            |r| r.map(Into::into).map_err(Into::into),
+        )
+    };
+}
+
 /// Runs `$body` with `$e` bound to whichever line's exports `$bound` holds: the
 /// lines' generated types differ, the code that uses them does not.
 macro_rules! on_line {
@@ -617,23 +630,10 @@ impl Room {
         let Exports::Checks(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Checks));
         };
+        // The one world whose interface is named differently in each line.
         match bound {
-            Bound::V0_1(exports) => {
-                let input = v0_1::gates::api::GatesInput::from(input);
-                self.call(
-                    |store, instance| exports.load(store, instance),
-                    |store, room| room.hall_rooms_gates().call_detect(store, &input),
-                    |r| r.map(Into::into).map_err(Into::into),
-                )
-            }
-            Bound::V0_2(exports) => {
-                let input = v0_2::checks::api::ChecksInput::from(input);
-                self.call(
-                    |store, instance| exports.load(store, instance),
-                    |store, room| room.hall_rooms_checks().call_detect(store, &input),
-                    |r| r.map(Into::into).map_err(Into::into),
-                )
-            }
+            Bound::V0_1(e) => invoke!(self, e, hall_rooms_gates.call_detect(&input.into())),
+            Bound::V0_2(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
         }
     }
 
@@ -645,11 +645,7 @@ impl Room {
         let Exports::Verdict(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Verdict));
         };
-        on_line!(bound, exports => self.call(
-            |store, instance| exports.load(store, instance),
-            |store, room| room.hall_rooms_verdict().call_validate(store, verdict_json),
-            |r| r.map(Into::into).map_err(Into::into),
-        ))
+        on_line!(bound, e => invoke!(self, e, hall_rooms_verdict.call_validate(verdict_json)))
     }
 
     /// Judges every merge queue.
@@ -660,14 +656,7 @@ impl Room {
         let Exports::Merger(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Merger));
         };
-        on_line!(bound, exports => {
-            let input = input.into();
-            self.call(
-                |store, instance| exports.load(store, instance),
-                |store, room| room.hall_rooms_merger().call_judge(store, &input),
-                |r| r.map(Into::into).map_err(Into::into),
-            )
-        })
+        on_line!(bound, e => invoke!(self, e, hall_rooms_merger.call_judge(&input.into())))
     }
 
     /// Condenses one command's output.
@@ -678,14 +667,7 @@ impl Room {
         let Exports::Condense(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Condense));
         };
-        on_line!(bound, exports => {
-            let input = input.into();
-            self.call(
-                |store, instance| exports.load(store, instance),
-                |store, room| room.hall_rooms_condense().call_condense(store, &input),
-                |r| r.map(Into::into).map_err(Into::into),
-            )
-        })
+        on_line!(bound, e => invoke!(self, e, hall_rooms_condense.call_condense(&input.into())))
     }
 
     /// Evaluates the room on JSON input and returns JSON output: the author's

@@ -52,6 +52,21 @@ impl Loop {
         self.daemon();
     }
 
+    /// [`Loop::new`], with the item's limit made inclusive (the check passes) and the
+    /// item sent to review with `hall ready`.
+    pub fn ready(config: &str, script: Value) -> Loop {
+        let l = Loop::new(config, script);
+        l.make_ready();
+        l
+    }
+
+    /// Commits the inclusive limit (the check passes) and sends the item to review.
+    pub fn make_ready(&self) {
+        self.sb
+            .commit(&self.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
+        self.sb.hall(&self.wt, &["ready"]).ok();
+    }
+
     /// A repository whose config is `config` (on main), one item with a commit, ready.
     pub fn new(config: &str, script: Value) -> Loop {
         Loop::build(config, script, false)
@@ -191,9 +206,7 @@ pub fn ship_later_config() -> String {
 
 /// A hallmarked loop whose first ship failed (see [`ship_later_config`]).
 pub fn shippable_later(script: Value) -> Loop {
-    let l = Loop::new(&ship_later_config(), script);
-    l.sb.commit(&l.wt, "lib.txt", "attempts <= 3\n", "Inclusive");
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    let l = Loop::ready(&ship_later_config(), script);
     l.daemon();
     let status = l.status();
     assert_eq!(status["item"]["state"], "hallmarked");
