@@ -20,7 +20,7 @@ pub struct View {
 /// repository). A room that fails or refuses hides nothing: the whole output comes
 /// back, with a warning saying why.
 pub fn condense(hall: Option<&Hall>, input: &CondenseInput) -> View {
-    let condensed = super::policy::runtime()
+    let condensed = super::policy::runtime_for(hall)
         .and_then(|rooms| super::policy::room(&rooms, hall, World::Condense))
         .and_then(|room| Ok(room.condense(input)?));
     let whole = |warning: String| View {

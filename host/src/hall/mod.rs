@@ -128,6 +128,13 @@ pub struct Hall {
     /// Where headless runs load the plugin from; `None` writes it under the user data
     /// directory on first need (tests point it elsewhere).
     pub plugin_dir: Option<PathBuf>,
+    /// The user config directory the steps read: the signing key and `[signing]`,
+    /// user-level rooms. `None` is the user's own ([`crate::platform::config_dir`]);
+    /// tests point it at a sandbox.
+    pub config_dir: Option<PathBuf>,
+    /// Where compiled rooms are cached. `None` is the user cache directory
+    /// ([`crate::platform::cache_dir`]); tests point it at a sandbox.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Hall {
@@ -163,6 +170,8 @@ impl Hall {
             config,
             runner: Arc::new(crate::claude::Process),
             plugin_dir: None,
+            config_dir: None,
+            cache_dir: None,
         }
     }
 
@@ -178,6 +187,16 @@ impl Hall {
             Some(dir) => Ok(dir.clone()),
             None => plugin::ensure_plugin(),
         }
+    }
+
+    /// The user config directory (see [`Hall::config_dir`]); `None` when there is none.
+    pub fn user_config_dir(&self) -> Option<PathBuf> {
+        self.config_dir.clone().or_else(crate::platform::config_dir)
+    }
+
+    /// The cache directory (see [`Hall::cache_dir`]); `None` when there is none.
+    pub fn user_cache_dir(&self) -> Option<PathBuf> {
+        self.cache_dir.clone().or_else(crate::platform::cache_dir)
     }
 
     pub fn index(&self) -> Result<Index> {

@@ -17,7 +17,17 @@ use crate::rooms::{Room, RoomInfo, RoomSource, Rooms, World};
 
 /// The room runtime with hall's own cache of compiled components.
 pub fn runtime() -> Result<Rooms> {
-    match crate::platform::cache_dir() {
+    runtime_for(None)
+}
+
+/// The room runtime for `hall`, with the compiled components cached in its cache
+/// directory ([`Hall::user_cache_dir`]; the user's own outside a repository).
+pub fn runtime_for(hall: Option<&Hall>) -> Result<Rooms> {
+    let dir = match hall {
+        Some(hall) => hall.user_cache_dir(),
+        None => crate::platform::cache_dir(),
+    };
+    match dir {
         Some(dir) => Ok(Rooms::new(dir.join("rooms"))?),
         None => Ok(Rooms::without_cache()?),
     }
@@ -91,7 +101,11 @@ pub fn choose(hall: Option<&Hall>, world: World) -> Result<Choice> {
             });
         }
     }
-    if let Some(dir) = crate::platform::config_dir() {
+    let config_dir = match hall {
+        Some(hall) => hall.user_config_dir(),
+        None => crate::platform::config_dir(),
+    };
+    if let Some(dir) = config_dir {
         for name in world.names() {
             let path = dir.join("rooms").join(format!("{name}.wasm"));
             if path.is_file() {

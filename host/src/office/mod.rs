@@ -199,3 +199,6 @@ pub fn claim(
     };
     lease::claim(hall.journal.root(), id, &want, holder, pid, lease::ttl())
 }
+
+#[cfg(test)]
+mod tests;

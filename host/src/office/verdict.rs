@@ -105,7 +105,7 @@ pub fn validate(
     std::result::Result<CheckedVerdict, String>,
     crate::item::Event,
 )> {
-    let rooms = crate::hall::policy::runtime()?;
+    let rooms = crate::hall::policy::runtime_for(Some(hall))?;
     let room = crate::hall::policy::room(&rooms, Some(hall), World::Verdict)?;
     let used = crate::hall::policy::used(ctx, Some(id), room.info());
     let checked = room.validate_verdict(text)?;

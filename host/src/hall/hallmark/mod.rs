@@ -231,9 +231,13 @@ pub fn strike(hall: &Hall, note: &Note) -> Result<()> {
     })
 }
 
-/// The key approvals are signed with, or why it can't be had (a held item's reason).
+/// The key approvals are signed with, from the hall's user config directory
+/// ([`Hall::user_config_dir`]), or why it can't be had (a held item's reason).
 pub fn signer(hall: &Hall) -> std::result::Result<Signer, String> {
-    Signer::load(Some(&hall.repo.main_root)).map_err(|e| format!("hallmarks can't be signed: {e}"))
+    hall.user_config_dir()
+        .ok_or(sign::SignError::NoConfigDir)
+        .and_then(|dir| Signer::load_in(&dir, Some(&hall.repo.main_root)))
+        .map_err(|e| format!("hallmarks can't be signed: {e}"))
 }
 
 /// Makes sure a hallmarked item's note is on its commit: a daemon that died between the
