@@ -81,13 +81,26 @@ fn files(module: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The production part of a source file: everything before its `#[cfg(test)]` module.
+/// The production part of a source file: everything before its test module (a `mod`
+/// under `#[cfg(test)]`, or under a `cfg(all(test, …))`).
 fn production(path: &Path) -> String {
     cut_tests(&std::fs::read_to_string(path).unwrap_or_default()).to_string()
 }
 
 fn cut_tests(text: &str) -> &str {
-    match text.find("#[cfg(test)]\nmod ") {
+    let at = ["#[cfg(test)]\nmod ", "#[cfg(all(test, "]
+        .iter()
+        .filter_map(|marker| text.find(marker))
+        .filter(|&at| {
+            // Only an attribute on a module: `cfg(all(test, unix))` may guard a function too.
+            let after = &text[at..];
+            after
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.trim_start().starts_with("mod "))
+        })
+        .min();
+    match at {
         Some(at) => &text[..at],
         None => text,
     }
@@ -280,4 +293,11 @@ fn the_rules_catch_what_they_are_for() {
     let file = "use crate::git;\n#[cfg(test)]\nmod tests {\n    use crate::hooks;\n}\n";
     let found: Vec<String> = uses(cut_tests(file)).into_keys().collect();
     assert_eq!(found, ["git"], "a test module's uses don't count");
+    let file = "use crate::git;\n#[cfg(all(test, unix))]\nmod tests {\n    use crate::hooks;\n}\n";
+    let found: Vec<String> = uses(cut_tests(file)).into_keys().collect();
+    assert_eq!(
+        found,
+        ["git"],
+        "nor those of a test module for one platform"
+    );
 }

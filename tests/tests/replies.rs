@@ -489,7 +489,10 @@ fn adopt_setup_doctor_and_text_on_a_terminal() {
     let started = sb.root.join("claude-started.json");
     let log = started.display().to_string();
     for (name, args) in [
-        ("claude_session", &["claude", "H-0001", "--", "--model", "sonnet"][..]),
+        (
+            "claude_session",
+            &["claude", "H-0001", "--", "--model", "sonnet"][..],
+        ),
         (
             "claude_session_unconfined",
             &["claude", "H-0001", "--unconfined"][..],

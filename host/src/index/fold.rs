@@ -22,13 +22,87 @@ fn clear_waiting(tx: &Transaction<'_>, session: &str) -> Result<()> {
 /// One line as the index reads it.
 enum Decoded {
     Full(Event),
+    /// The envelope alone, its strings as places in the file's bytes (they hold no
+    /// escapes; a line whose do is decoded in full).
     Light {
-        t: String,
-        actor: String,
-        event: String,
+        t: Span,
+        actor: Span,
+        event: Span,
         item: Option<ItemId>,
-        session: Option<String>,
+        session: Option<Span>,
     },
+}
+
+/// A file's rows for the `events` table, written together: most of a reindex is
+/// these inserts, and one statement of [`EventRows::BATCH`] rows costs far less than as
+/// many statements of one.
+#[derive(Default)]
+struct EventRows<'a> {
+    rows: Vec<(i64, &'a str, &'a str, &'a str)>,
+}
+
+impl<'a> EventRows<'a> {
+    const BATCH: usize = 64;
+
+    fn push(&mut self, id: i64, t: &'a str, event: &'a str, actor: &'a str) {
+        self.rows.push((id, t, event, actor));
+    }
+
+    fn insert(&self, tx: &Transaction<'_>) -> Result<()> {
+        const ONE: &str = "(?,?,?,?)";
+        let sql = |n: usize| {
+            format!(
+                "INSERT OR REPLACE INTO events(id,t,event,actor) VALUES {}",
+                vec![ONE; n].join(",")
+            )
+        };
+        let mut chunks = self.rows.chunks_exact(Self::BATCH);
+        if chunks.len() > 0 {
+            let mut batch = tx.prepare_cached(&sql(Self::BATCH))?;
+            for chunk in chunks.by_ref() {
+                let values = chunk.iter().flat_map(|(id, t, event, actor)| {
+                    [
+                        rusqlite::types::ToSqlOutput::from(*id),
+                        (*t).into(),
+                        (*event).into(),
+                        (*actor).into(),
+                    ]
+                });
+                batch.execute(rusqlite::params_from_iter(values))?;
+            }
+        }
+        let mut single = tx.prepare_cached(&sql(1))?;
+        for (id, t, event, actor) in chunks.remainder() {
+            single.execute(params![id, t, event, actor])?;
+        }
+        Ok(())
+    }
+}
+
+/// Where a string stands in the bytes it was decoded from.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// Where `text` stands in `bytes`, when it is a slice of them (a string with no
+    /// escapes, borrowed by serde; one serde unescaped lives in an allocation of its own,
+    /// which never overlaps `bytes`) and the file is under 4 GiB.
+    fn of(text: &str, bytes: &[u8]) -> Option<Span> {
+        let start = (text.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+        let end = start + text.len();
+        (end <= bytes.len()).then_some(Span {
+            start: u32::try_from(start).ok()?,
+            end: u32::try_from(end).ok()?,
+        })
+    }
+
+    fn get(self, bytes: &[u8]) -> &str {
+        // A span is only made from a `str` inside these bytes.
+        std::str::from_utf8(&bytes[self.start as usize..self.end as usize]).unwrap_or_default()
+    }
 }
 
 /// Names of files appended to since `offset`, up to the last complete line.
@@ -47,15 +121,21 @@ pub(super) fn read_names(path: &Path, offset: u64) -> Result<(BTreeSet<String>, 
     Ok((names, offset + complete as u64))
 }
 
+/// What a journal file gained past the offset the index had read, decoded: the part of
+/// a fold that needs no database, so a rebuild reads the next files on another thread
+/// while this one writes.
+pub(super) struct Loaded {
+    offset: u64,
+    bytes: Vec<u8>,
+    parsed: journal::file::Parsed<Decoded>,
+}
+
 /// Folds what `name` gained since its stored offset into the tables.
 pub(super) fn apply_file(
     tx: &Transaction<'_>,
     journal: &Journal,
     name: &str,
 ) -> Result<RebuildStats> {
-    let Some(path) = journal.file_for(name) else {
-        return Ok(RebuildStats::default());
-    };
     let (offset, lines): (u64, u64) = tx
         .prepare_cached("SELECT offset, lines FROM files WHERE name = ?1")?
         .query_row([name], |r| {
@@ -63,9 +143,26 @@ pub(super) fn apply_file(
         })
         .optional()?
         .unwrap_or((0, 0));
+    match load(journal, name, offset, lines)? {
+        Some(loaded) => store(tx, name, loaded),
+        None => Ok(RebuildStats::default()),
+    }
+}
+
+/// Reads and decodes what `name` holds past `offset` (the index has read `lines` lines
+/// of it); `None` when there is nothing new, or no such file.
+pub(super) fn load(
+    journal: &Journal,
+    name: &str,
+    offset: u64,
+    lines: u64,
+) -> Result<Option<Loaded>> {
+    let Some(path) = journal.file_for(name) else {
+        return Ok(None);
+    };
     let mut f = match std::fs::File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RebuildStats::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Fault::io(&path, e)),
     };
     let err = |e| Fault::io(&path, e);
@@ -79,35 +176,56 @@ pub(super) fn apply_file(
         )));
     }
     f.seek(SeekFrom::Start(offset)).map_err(err)?;
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity((len - offset) as usize);
     f.read_to_end(&mut bytes).map_err(err)?;
     // Decode every line's envelope; the payload only where it matters (most events are
     // prompts, turns and commits, and skipping their payload is most of a reindex).
     let parsed = journal::file::parse_with(&path, &bytes, lines + 1, |s| {
         let head: Head<'_> = serde_json::from_str(s).map_err(|e| e.to_string())?;
-        if head.v != EVENT_VERSION || payload_matters(&head.event) {
+        let light = (head.v == EVENT_VERSION && !payload_matters(&head.event))
+            .then(|| {
+                let session = match &head.session {
+                    Some(s) => Some(Span::of(s, &bytes)?),
+                    None => None,
+                };
+                Some(Decoded::Light {
+                    t: Span::of(&head.t, &bytes)?,
+                    actor: Span::of(&head.actor, &bytes)?,
+                    event: Span::of(&head.event, &bytes)?,
+                    item: head.item,
+                    session,
+                })
+            })
+            .flatten();
+        let Some(light) = light else {
             let event = decode(s).map_err(|e| e.to_string())?;
             return Ok((Decoded::Full(event), None));
-        }
+        };
         let marker = if head.event == "torn_line" {
             head.line
         } else {
             None
         };
-        Ok((
-            Decoded::Light {
-                t: head.t.into_owned(),
-                actor: head.actor.into_owned(),
-                event: head.event.into_owned(),
-                item: head.item,
-                session: head.session.map(|s| s.into_owned()),
-            },
-            marker,
-        ))
+        Ok((light, marker))
     })?;
     if parsed.complete_len == 0 {
-        return Ok(RebuildStats::default());
+        return Ok(None);
     }
+    Ok(Some(Loaded {
+        offset,
+        bytes,
+        parsed,
+    }))
+}
+
+/// Writes what [`load`] read of `name` into the tables: its events, the side tables,
+/// the item's fold and how far the file has been read.
+pub(super) fn store(tx: &Transaction<'_>, name: &str, loaded: Loaded) -> Result<RebuildStats> {
+    let Loaded {
+        offset,
+        bytes,
+        parsed,
+    } = loaded;
     let item_id = name.parse::<ItemId>().ok();
     let mut item: Option<Item> = match item_id {
         Some(id) => {
@@ -127,19 +245,13 @@ pub(super) fn apply_file(
         None => None,
     };
     let item_num = item_id.map(|i| i.0);
-    let mut insert_event = tx.prepare_cached(
-        "INSERT OR REPLACE INTO events(item,line,t,event,actor) VALUES(?1,?2,?3,?4,?5)",
-    )?;
+    let item_key = i64::from(item_num.unwrap_or(0)) << 32;
+    let mut rows = EventRows::default();
     for (line, decoded) in &parsed.items {
+        let id = item_key | (*line as i64 & 0xffff_ffff);
         match decoded {
             Decoded::Full(e) => {
-                insert_event.execute(params![
-                    item_num.unwrap_or(0),
-                    line,
-                    e.t,
-                    e.kind.name(),
-                    e.actor
-                ])?;
+                rows.push(id, &e.t, e.kind.name(), &e.actor);
                 record_side_tables(tx, item_num.or(e.item.map(|i| i.0)), e)?;
                 if let Some(it) = item.as_mut() {
                     it.apply(e);
@@ -152,11 +264,12 @@ pub(super) fn apply_file(
                 item: of,
                 session,
             } => {
-                insert_event.execute(params![item_num.unwrap_or(0), line, t, event, actor])?;
+                let (t, event) = (t.get(&bytes), event.get(&bytes));
+                rows.push(id, t, event, actor.get(&bytes));
                 if event == "prompt"
                     && let Some(s) = session
                 {
-                    clear_waiting(tx, s)?;
+                    clear_waiting(tx, s.get(&bytes))?;
                 }
                 if let Some(it) = item.as_mut() {
                     it.note(t, *of);
@@ -164,6 +277,7 @@ pub(super) fn apply_file(
             }
         }
     }
+    rows.insert(tx)?;
     let contents = parsed;
     if let (Some(it), Some(num)) = (item, item_num) {
         let json = serde_json::to_string(&it)
@@ -293,6 +407,30 @@ mod tests {
 
     fn line(json: &str) -> Event {
         decode(json).expect("a valid journal line")
+    }
+
+    /// A span is only taken of a string serde borrowed from the file's bytes; one it had
+    /// to unescape is not in them, so its line is decoded in full instead.
+    #[test]
+    fn spans_point_into_the_bytes_or_nowhere() {
+        let bytes = br#"{"actor":"agent","note":"a\"b"}"#.to_vec();
+        let text = std::str::from_utf8(&bytes).expect("utf8");
+        #[derive(serde::Deserialize)]
+        struct Two<'a> {
+            #[serde(borrow)]
+            actor: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            note: std::borrow::Cow<'a, str>,
+        }
+        let two: Two<'_> = serde_json::from_str(text).expect("json");
+        let span = Span::of(&two.actor, &bytes).expect("borrowed");
+        assert_eq!(span.get(&bytes), "agent");
+        assert!(matches!(two.note, std::borrow::Cow::Owned(_)));
+        assert!(
+            Span::of(&two.note, &bytes).is_none(),
+            "unescaped: not in the bytes"
+        );
+        assert!(Span::of("agent", &bytes).is_none(), "another allocation");
     }
 
     /// The daemon asks the index whether a session still waits for its answer, so the

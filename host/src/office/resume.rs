@@ -3,7 +3,7 @@
 //! `claude -p --resume <session> "<answer>"`, once.
 
 use super::runs::{self, usage_events};
-use crate::claude::{Headless, RunSpec};
+use crate::claude::Headless;
 use crate::error::Result;
 use crate::hall::confine::{RunKind, Scope};
 use crate::hall::{Ctx, Hall};

@@ -236,7 +236,15 @@ pub fn command(hall: &Hall, id: ItemId, plugin: &Path, dir: &Path, prompt: &str)
         ..Headless::default()
     }
     .args();
-    runs::headless_spec(config, RunKind::Review, id, dir, "claude".into(), args, prompt)
+    runs::headless_spec(
+        config,
+        RunKind::Review,
+        id,
+        dir,
+        "claude".into(),
+        args,
+        prompt,
+    )
 }
 
 /// One review of an item in `review`.

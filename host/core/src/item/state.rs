@@ -206,7 +206,9 @@ impl Item {
             self.since = t.to_string();
         }
         self.events += 1;
-        self.updated = t.to_string();
+        // Once per line of a reindex: reuse the string rather than allocate anew.
+        self.updated.clear();
+        self.updated.push_str(t);
         if self.id.is_none() {
             self.id = item;
         }
