@@ -86,7 +86,28 @@ pub struct Headless<'a> {
     pub prompt: &'a str,
 }
 
-impl Headless<'_> {
+impl<'a> Headless<'a> {
+    /// A run of one of the plugin's agents (`hallmark:<agent>`): no MCP server the
+    /// checkout configures, `settings` for what it may touch, the repository's
+    /// `claude_args`, then `prompt`. The role's own flags go on top.
+    pub fn agent(
+        plugin: &'a Path,
+        agent: &'a str,
+        settings: &'a Value,
+        extra: &'a [String],
+        prompt: &'a str,
+    ) -> Self {
+        Headless {
+            plugin_dir: Some(plugin),
+            agent: Some(agent),
+            strict_mcp: true,
+            settings: Some(settings),
+            extra,
+            prompt,
+            ..Headless::default()
+        }
+    }
+
     /// The arguments, in the order `claude` is given them.
     pub fn args(&self) -> Vec<String> {
         let mut args: Vec<String> = self.lead.clone();

@@ -181,16 +181,16 @@ pub fn command(
     );
     let args = Headless {
         lead: words.collect(),
-        plugin_dir: Some(plugin),
-        agent: Some("hallmark:fixer"),
         model: Some(&config.budget.fix_model),
         permission_mode: Some("acceptEdits"),
-        strict_mcp: true,
-        settings: Some(&settings),
         max_budget_usd: runs::max_usd(config.budget.fix.max_usd.as_ref(), 2.0),
-        extra: &config.claude_args,
-        prompt,
-        ..Headless::default()
+        ..Headless::agent(
+            plugin,
+            "hallmark:fixer",
+            &settings,
+            &config.claude_args,
+            prompt,
+        )
     }
     .args();
     runs::headless_spec(config, RunKind::Fix, id, wt, program, args, prompt)

@@ -222,18 +222,13 @@ pub fn command(hall: &Hall, id: ItemId, plugin: &Path, dir: &Path, prompt: &str)
         &[],
         Some(&scope),
     );
+    let agent = "hallmark:principal-engineer";
     let args = Headless {
-        plugin_dir: Some(plugin),
-        agent: Some("hallmark:principal-engineer"),
         json_schema: Some(verdict::SCHEMA_FILE.trim()),
         model: Some(&config.budget.review_model),
         setting_sources: Some("user"),
-        strict_mcp: true,
-        settings: Some(&settings),
         max_budget_usd: runs::max_usd(config.budget.review.max_usd.as_ref(), 6.0),
-        extra: &config.claude_args,
-        prompt,
-        ..Headless::default()
+        ..Headless::agent(plugin, agent, &settings, &config.claude_args, prompt)
     }
     .args();
     runs::headless_spec(
