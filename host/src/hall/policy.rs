@@ -23,11 +23,7 @@ pub fn runtime() -> Result<Rooms> {
 /// The room runtime for `hall`, with the compiled components cached in its cache
 /// directory ([`Hall::user_cache_dir`]; the user's own outside a repository).
 pub fn runtime_for(hall: Option<&Hall>) -> Result<Rooms> {
-    let dir = match hall {
-        Some(hall) => hall.user_cache_dir(),
-        None => crate::platform::cache_dir(),
-    };
-    match dir {
+    match hall.map_or_else(crate::platform::cache_dir, Hall::user_cache_dir) {
         Some(dir) => Ok(Rooms::new(dir.join("rooms"))?),
         None => Ok(Rooms::without_cache()?),
     }
@@ -101,11 +97,7 @@ pub fn choose(hall: Option<&Hall>, world: World) -> Result<Choice> {
             });
         }
     }
-    let config_dir = match hall {
-        Some(hall) => hall.user_config_dir(),
-        None => crate::platform::config_dir(),
-    };
-    if let Some(dir) = config_dir {
+    if let Some(dir) = hall.map_or_else(crate::platform::config_dir, Hall::user_config_dir) {
         for name in world.names() {
             let path = dir.join("rooms").join(format!("{name}.wasm"));
             if path.is_file() {
