@@ -3,12 +3,16 @@
 //! figure is a ratio against a process that does nothing (`true`, fed the same stdin),
 //! measured in the same run.
 //!
-//! Run: `cargo bench -p hallmark --bench hooks` (figures go to docs/performance.md).
+//! Run: `cargo bench -p hallmark --bench hooks` (figures go to docs/performance.md). With
+//! `HALL_BENCH_BASELINE=<path to another hall>`, every case is also run by that binary, in
+//! a repository built the same way, the two binaries taking turns run by run, for a
+//! side-by-side comparison (`cdedb70`'s binary also needs
+//! `HALL_BENCH_BASELINE_EVENT_VERSION=1`).
 
 mod common;
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -50,18 +54,34 @@ fn bench(program: &str, args: &[&str], stdin: &[u8], cwd: &Path) -> Duration {
     )
 }
 
-fn main() {
-    let hall = env!("CARGO_BIN_EXE_hall");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config_dir = dir.path().join("config");
-    CONFIG_DIR.set(config_dir.clone()).expect("once");
-    let journal = generate(dir.path(), ITEMS, EVENTS_PER_ITEM);
-    let repo = dir.path().join("repo");
+/// The medians of two binaries run in turn (one of each, `RUNS` times), so that a change
+/// in the machine's load falls on both alike.
+fn bench_pair(a: (&str, &[u8], &Path), b: (&str, &[u8], &Path)) -> (Duration, Duration) {
+    let args = ["hook", "pre-tool-use"];
+    for _ in 0..3 {
+        feed(a.0, &args, a.1, a.2);
+        feed(b.0, &args, b.1, b.2);
+    }
+    let (mut ta, mut tb) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+    for _ in 0..RUNS {
+        ta.push(time(|| drop(feed(a.0, &args, a.1, a.2))));
+        tb.push(time(|| drop(feed(b.0, &args, b.1, b.2))));
+    }
+    (median(ta), median(tb))
+}
+
+/// A repository with `ITEMS` items and one more whose worktree's HEAD is hallmarked, its
+/// index built by `program`; returns the repository and the worktree.
+fn repository(root: &Path, program: &str, line_version: Option<u32>) -> (PathBuf, PathBuf) {
+    std::fs::create_dir_all(root).expect("mkdir");
+    let config_dir = CONFIG_DIR.get().expect("set");
+    let journal = generate(root, ITEMS, EVENTS_PER_ITEM);
+    let repo = root.join("repo");
     std::fs::write(repo.join("README.md"), "bench\n").expect("write");
     git(&repo, &["add", "README.md"]);
     git(&repo, &["commit", "-q", "-m", "init"]);
     // One more item with a real worktree, hallmarked at its HEAD, as the assayer leaves it.
-    let wt = dir.path().join("repo-wt");
+    let wt = root.join("repo-wt");
     git(
         &repo,
         &[
@@ -88,7 +108,7 @@ fn main() {
     };
     // The hallmark is struck as the assayer strikes it: signed with the user's key (in
     // this bench's own config directory, which every hall below is given).
-    let signer = hallmark::sign::Signer::load_in(&config_dir, Some(&repo)).expect("signer");
+    let signer = hallmark::sign::Signer::load_in(config_dir, Some(&repo)).expect("signer");
     let mut events = vec![
         ev(EventKind::Created {
             title: "Bench".into(),
@@ -132,19 +152,49 @@ fn main() {
         &wt,
         &["notes", "--ref=hallmark", "add", "-m", &note, "HEAD"],
     );
-    let out = Command::new(hall)
+    if let Some(v) = line_version {
+        rewrite_version(&journal, v);
+    }
+    let out = Command::new(program)
         .arg("reindex")
         .current_dir(&repo)
-        .env("HALL_CONFIG_DIR", &config_dir)
+        .env("HALL_CONFIG_DIR", config_dir)
         .output()
         .expect("reindex");
-    assert!(out.status.success());
-    println!(
-        "repository: {} items, {} events, index warm",
-        ITEMS + 1,
-        ITEMS * EVENTS_PER_ITEM + 4
+    assert!(
+        out.status.success(),
+        "{program} reindex: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
+    (repo, wt)
+}
 
+/// Stamps every journal line with an older event version, for a baseline binary that reads
+/// only that one. The events written here carry none of the fields the versions since
+/// renamed (a check run's command, a finding's lens), which is asserted.
+fn rewrite_version(journal: &hallmark::journal::Journal, v: u32) {
+    for entry in std::fs::read_dir(journal.root().join("items")).expect("items") {
+        let file = entry.expect("entry").path().join("events.jsonl");
+        let text = std::fs::read_to_string(&file).expect("read");
+        let mut out = String::with_capacity(text.len());
+        for line in text.lines() {
+            let mut value: serde_json::Value = serde_json::from_str(line).expect("json");
+            let kind = value["event"].as_str().unwrap_or_default();
+            assert!(
+                kind != "check_run" && value["findings"].as_array().is_none_or(Vec::is_empty),
+                "a {kind} line would need more than its version rewritten"
+            );
+            value["v"] = v.into();
+            out.push_str(&value.to_string());
+            out.push('\n');
+        }
+        std::fs::write(&file, out).expect("write");
+    }
+}
+
+/// The hook inputs measured, each a tool call in `wt`.
+fn cases(wt: &Path) -> Vec<(&'static str, Vec<u8>)> {
     let input = |tool: &str, tool_input: serde_json::Value| {
         serde_json::json!({"session_id": "bench", "cwd": wt, "hook_event_name": "PreToolUse",
             "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_1"})
@@ -157,7 +207,7 @@ fn main() {
             serde_json::json!({"command": c, "description": "bench"}),
         )
     };
-    let cases: Vec<(&str, Vec<u8>)> = vec![
+    vec![
         (
             "Bash `cargo test --all` (not a push)",
             bash("cargo test --all"),
@@ -184,24 +234,76 @@ fn main() {
             "Bash `git push -u origin HEAD` (hallmark verified, allowed)",
             bash("git push -u origin HEAD"),
         ),
-    ];
+    ]
+}
+
+fn main() {
+    let hall = env!("CARGO_BIN_EXE_hall");
+    let mut dir = tempfile::tempdir().expect("tempdir");
+    // HALL_BENCH_KEEP=1 keeps the generated repositories, for profiling by hand.
+    if std::env::var_os("HALL_BENCH_KEEP").is_some() {
+        dir.disable_cleanup(true);
+        println!("keeping {}", dir.path().display());
+    }
+    CONFIG_DIR.set(dir.path().join("config")).expect("once");
+    let (repo, wt) = repository(&dir.path().join("current"), hall, None);
+    let cases = cases(&wt);
+    if std::env::var_os("HALL_BENCH_KEEP").is_some() {
+        std::fs::write(dir.path().join("push.json"), &cases[4].1).expect("write");
+    }
+    // With a baseline binary, that binary gets its own repository built the same way (its
+    // index may be of another schema version), measured right after the current one. An
+    // older binary that reads only older journal lines is named with its version in
+    // `HALL_BENCH_BASELINE_EVENT_VERSION`.
+    let baseline = std::env::var("HALL_BENCH_BASELINE").ok().map(|other| {
+        let v = std::env::var("HALL_BENCH_BASELINE_EVENT_VERSION")
+            .ok()
+            .map(|v| v.parse().expect("an event version"));
+        let (repo, wt) = repository(&dir.path().join("baseline"), &other, v);
+        (other, repo, self::cases(&wt))
+    });
+    println!(
+        "repository: {} items, {} events, index warm",
+        ITEMS + 1,
+        ITEMS * EVENTS_PER_ITEM + 4
+    );
     // Sanity: the push case really verifies and allows, an unhallmarked one is denied.
     assert!(
         feed(hall, &["hook", "pre-tool-use"], &cases[4].1, &repo).is_empty(),
         "the hallmarked push is allowed"
     );
+    if let Some((other, repo, cases)) = &baseline {
+        let reply = feed(other, &["hook", "pre-tool-use"], &cases[4].1, repo);
+        assert!(
+            reply.is_empty(),
+            "the baseline binary allows the hallmarked push too: {}",
+            String::from_utf8_lossy(&reply)
+        );
+    }
     let noop = bench("true", &[], &cases[0].1, &repo);
     println!(
         "do-nothing process (`true`): {:.2} ms (median of {RUNS})",
         ms(noop)
     );
-    for (name, stdin) in &cases {
-        let t = bench(hall, &["hook", "pre-tool-use"], stdin, &repo);
-        println!(
-            "{name}: {:.2} ms = {:.1}x",
-            ms(t),
-            t.as_secs_f64() / noop.as_secs_f64()
-        );
+    for (n, (name, stdin)) in cases.iter().enumerate() {
+        let ratio = |d: Duration| d.as_secs_f64() / noop.as_secs_f64();
+        match &baseline {
+            None => {
+                let t = bench(hall, &["hook", "pre-tool-use"], stdin, &repo);
+                println!("{name}: {:.2} ms = {:.1}x", ms(t), ratio(t));
+            }
+            Some((other, other_repo, other_cases)) => {
+                let (t, b) =
+                    bench_pair((hall, stdin, &repo), (other, &other_cases[n].1, other_repo));
+                println!(
+                    "{name}: {:.2} ms = {:.1}x (baseline binary, in turn: {:.2} ms = {:.1}x)",
+                    ms(t),
+                    ratio(t),
+                    ms(b),
+                    ratio(b)
+                );
+            }
+        }
     }
     let version = bench(hall, &["--version"], b"", &repo);
     println!(

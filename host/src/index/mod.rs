@@ -133,6 +133,7 @@ impl Index {
             Mode::Serve => {
                 conn.pragma_update(None, "journal_mode", "WAL")?;
                 conn.pragma_update(None, "synchronous", "NORMAL")?;
+                keep_log_files(&conn);
             }
             Mode::Build => {
                 // A rebuild writes a new file from nothing, in one transaction: nothing to
@@ -583,6 +584,29 @@ fn still_damaged(fault: Fault, path: &Path) -> IndexError {
 }
 
 /// The index file and SQLite's companions to it.
+/// Keeps the write-ahead log and its shared-memory file when the last connection closes
+/// (emptied, not deleted). Most processes are short (a hook, a command), and each would
+/// otherwise create both files on open and delete them on close: two inode allocations
+/// and two unlinks, measured at about a third of a hook's time in the index.
+#[allow(unsafe_code)]
+fn keep_log_files(conn: &Connection) {
+    use rusqlite::ffi;
+    let mut on: std::ffi::c_int = 1;
+    // SAFETY: the handle is valid while `conn` is borrowed, the database name is a
+    // NUL-terminated literal, and this op reads and writes one int through the pointer,
+    // which outlives the call. A failure only leaves SQLite's default (delete on close).
+    unsafe {
+        ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            ffi::SQLITE_FCNTL_PERSIST_WAL,
+            (&raw mut on).cast(),
+        );
+    }
+    // With the log kept, truncate it when the last connection closes.
+    let _ = conn.pragma_update(None, "journal_size_limit", 0);
+}
+
 fn index_files(path: &Path) -> [PathBuf; 3] {
     ["", "-wal", "-shm"].map(|suffix| {
         let mut name = path.as_os_str().to_owned();
