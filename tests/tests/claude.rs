@@ -64,13 +64,13 @@ fn run(stub: &StubServer, home: &Path, cwd: &Path, prompt: &str) -> ClaudeRun {
 }
 
 /// Runs the loop (`hall daemon run --until-idle`) with the real client as the model
-/// runner, against `stub`, and the fake gh for shipping.
+/// runner, against `stub`, and the GitHub simulator (driven by the real gh) for shipping.
 fn run_loop_with_real_client(
     sb: &Sandbox,
     home: &Path,
     stub: &StubServer,
 ) -> hallmark_tests::sandbox::Run {
-    sb.fake("gh", Path::new(env!("CARGO_BIN_EXE_fake-gh")));
+    sb.github();
     let claude_dir = require_claude()
         .parent()
         .expect("bin dir")
@@ -92,9 +92,11 @@ fn run_loop_with_real_client(
         ("DISABLE_AUTOUPDATER", "1"),
         ("DISABLE_TELEMETRY", "1"),
         ("CLAUDE_CODE_MAX_RETRIES", "1"),
+        // HTTPS goes nowhere; plain HTTP goes to the GitHub simulator (the sandbox sets
+        // HTTP_PROXY), so nothing the client tries leaves the machine. `localhost` is not
+        // exempted: gh's `api.github.localhost` would match it and skip the proxy.
         ("HTTPS_PROXY", "http://127.0.0.1:9"),
-        ("HTTP_PROXY", "http://127.0.0.1:9"),
-        ("NO_PROXY", "127.0.0.1,localhost"),
+        ("NO_PROXY", "127.0.0.1"),
         ("HALL_RUN_TIMEOUT", "120s"),
     ];
     sb.hall_env(
@@ -289,6 +291,11 @@ fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict()
             .collect::<Vec<_>>()
     );
     assert_eq!(status["item"]["hallmark"], sha.as_str());
+    let pr = sb
+        .github()
+        .pr(1)
+        .expect("the shipper opened the PR through gh");
+    assert_eq!(pr.head_oid, sha);
     // The request the real client made: the agent's prompt as the system prompt, the
     // schema as the StructuredOutput tool, and hall's review prompt as the message.
     let requests = stub.turn_requests();

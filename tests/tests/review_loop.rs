@@ -68,15 +68,14 @@ fn reject_fix_approve_ship_close() {
     // Shipped: the branch is on origin, the PR exists with the review posted.
     let branch = status["item"]["branch"].as_str().unwrap();
     assert_eq!(l.sb.git(&l.sb.origin, &["rev-parse", branch]).trim(), sha);
+    let github = l.sb.github();
+    assert_eq!(status["item"]["pr"], github.pr_url(1));
+    let pr = github.pr(1).expect("the PR is open on GitHub");
     assert_eq!(
-        status["item"]["pr"],
-        "https://github.com/acme/widgets/pull/1"
+        (pr.head.as_str(), pr.head_oid.as_str()),
+        (branch, sha.as_str())
     );
-    let pr: Value =
-        serde_json::from_str(&std::fs::read_to_string(l.sb.root.join("gh/prs/1.json")).unwrap())
-            .unwrap();
-    assert_eq!(pr["headRefName"], branch);
-    let comment = pr["comments"][0]["body"].as_str().unwrap();
+    let comment = pr.comments[0].body.as_str();
     assert!(
         comment.contains("Round 2: changes requested") && comment.contains("Round 3: approved"),
         "{comment}"

@@ -129,12 +129,10 @@ fn the_loop_ends_with_a_signed_hallmark_that_a_fresh_clone_verifies() {
             .contains(".hallmark/allowed_signers on main"),
         "{v}"
     );
-    // `--pr` asks gh for the pull request's head and base.
-    l.sb.gh_state(
-        "prs/9.json",
-        &json!({"number": 9, "headRefOid": sha, "baseRefName": "main"}),
-    );
-    let by_pr = l.sb.hall(&clone, &["verify", "--pr", "9", "--json"]).ok();
+    // `--pr` asks gh for the pull request's head and base: the PR the loop opened.
+    let pr = l.sb.github().pr(1).expect("the loop opened PR 1");
+    assert_eq!(pr.head_oid, sha);
+    let by_pr = l.sb.hall(&clone, &["verify", "--pr", "1", "--json"]).ok();
     assert_eq!(by_pr["sha"], sha.as_str());
     // Without the notes, the same clone has nothing to show.
     let bare = fresh_clone(&l.sb, "clone-without-notes", false, false);

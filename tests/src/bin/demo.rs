@@ -91,7 +91,8 @@ fn main() {
         ]
     });
     let script_path = sb.script_model(&script);
-    sb.stand_ins(&test_double("fake-claude"), &test_double("fake-gh"));
+    sb.stand_ins(&test_double("fake-claude"));
+    sb.fake("gh", &test_double("fake-gh"));
     println!(
         "\n(SCRIPTED MODEL: no model is reachable here, so `claude` is a stand-in that prints real \
          stream-json with these scripted answers: the reviewer rejects once, the fixer fixes, the reviewer approves; \

@@ -24,16 +24,17 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::io::{self, Read};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use crate::http;
 
 mod cli;
 mod server;
@@ -48,15 +49,6 @@ pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
 
 /// Environment variable that overrides where [`claude_binary`] looks for the CLI.
 pub const CLAUDE_BIN_ENV: &str = "HALLMARK_TEST_CLAUDE";
-
-/// How long a connection may stay silent before the stub gives up on it.
-const SOCKET_TIMEOUT: Duration = Duration::from_secs(15);
-/// Largest request head (request line plus headers) the stub accepts.
-const MAX_HEAD_BYTES: usize = 1 << 20;
-/// Largest request body the stub accepts; the CLI's requests are a few hundred KiB.
-const MAX_BODY_BYTES: usize = 64 << 20;
-/// How often the accept loop looks at the shutdown flag.
-const ACCEPT_POLL: Duration = Duration::from_millis(10);
 
 /// Token counts the stub reports for one response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,28 +3,25 @@
 
 use super::*;
 
-/// Shared between the server handle and its threads.
+/// Shared between the server handle and its connection threads.
 #[derive(Default)]
 struct State {
     script: VecDeque<Turn>,
     served_turns: usize,
     next_id: u64,
     requests: Vec<RecordedRequest>,
-    errors: Vec<String>,
 }
 
 /// A scripted Messages API on 127.0.0.1, stopped on drop.
 pub struct StubServer {
-    addr: SocketAddr,
+    server: http::Server,
     state: Arc<Mutex<State>>,
-    stop: Arc<AtomicBool>,
-    acceptor: Option<JoinHandle<()>>,
 }
 
 impl fmt::Debug for StubServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StubServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.server.addr())
             .finish_non_exhaustive()
     }
 }
@@ -32,37 +29,28 @@ impl fmt::Debug for StubServer {
 impl StubServer {
     /// Starts a stub on an ephemeral port that plays `script` in order.
     pub fn start(script: impl IntoIterator<Item = Turn>) -> io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State {
             script: script.into_iter().collect(),
             ..State::default()
         }));
-        let stop = Arc::new(AtomicBool::new(false));
-        let acceptor = {
+        let handler = {
             let state = Arc::clone(&state);
-            let stop = Arc::clone(&stop);
-            thread::Builder::new()
-                .name("claude-stub-accept".into())
-                .spawn(move || accept_loop(&listener, &state, &stop))?
+            Arc::new(move |request| answer(request, &state))
         };
         Ok(Self {
-            addr,
+            server: http::Server::start("claude-stub", handler)?,
             state,
-            stop,
-            acceptor: Some(acceptor),
         })
     }
 
     /// The value for `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:41234`.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.server.url()
     }
 
     /// The socket the stub listens on.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
     /// Appends turns to the script (e.g. between two runs of a resumed session).
@@ -105,7 +93,7 @@ impl StubServer {
 
     /// Problems the stub hit (malformed requests, write failures), for test diagnostics.
     pub fn errors(&self) -> Vec<String> {
-        lock(&self.state).errors.clone()
+        self.server.errors()
     }
 
     /// Writes every recorded request as one JSON line, for debugging a failing test.
@@ -125,211 +113,21 @@ impl StubServer {
         std::fs::write(path, out)
     }
 
-    /// Stops accepting connections and waits for the accept thread. Idempotent.
+    /// Stops accepting connections. Idempotent.
     pub fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(handle) = self.acceptor.take() {
-            // The accept thread only polls a flag, so this join is bounded by ACCEPT_POLL.
-            let _ = handle.join();
-        }
+        self.server.shutdown();
     }
 }
 
-impl Drop for StubServer {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
-/// Locks the state, ignoring poisoning: a panicking connection thread must not hide the log.
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Accepts connections until `stop` is set; each connection gets its own thread.
-fn accept_loop(listener: &TcpListener, state: &Arc<Mutex<State>>, stop: &AtomicBool) {
-    while !stop.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let conn_state = Arc::clone(state);
-                let spawned = thread::Builder::new()
-                    .name("claude-stub-conn".into())
-                    .spawn(move || serve_connection(stream, &conn_state));
-                if let Err(e) = spawned {
-                    lock(state).errors.push(format!("spawn: {e}"));
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => thread::sleep(ACCEPT_POLL),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                lock(state).errors.push(format!("accept: {e}"));
-                thread::sleep(ACCEPT_POLL);
-            }
-        }
-    }
-}
-
-/// A parsed HTTP/1.1 request.
-struct HttpRequest {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-/// An HTTP response ready to write; the connection closes after it.
-struct HttpResponse {
-    status: u16,
-    content_type: &'static str,
-    request_id: Option<String>,
-    body: String,
-}
-
-/// Serves one request, then closes: the stub answers `Connection: close`, so no reuse.
-fn serve_connection(stream: TcpStream, state: &Mutex<State>) {
-    let outcome = (|| -> io::Result<()> {
-        stream.set_nonblocking(false)?;
-        stream.set_read_timeout(Some(SOCKET_TIMEOUT))?;
-        stream.set_write_timeout(Some(SOCKET_TIMEOUT))?;
-        let mut reader = BufReader::new(stream.try_clone()?);
-        let Some(request) = read_request(&mut reader)? else {
-            return Ok(());
-        };
-        let response = answer(request, state);
-        let mut writer = stream;
-        write_response(&mut writer, &response)?;
-        writer.flush()?;
-        let _ = writer.shutdown(Shutdown::Both);
-        Ok(())
-    })();
-    if let Err(e) = outcome {
-        lock(state).errors.push(format!("connection: {e}"));
-    }
-}
-
-/// Reads one request; `None` when the peer closed before sending anything.
-fn read_request(reader: &mut impl BufRead) -> io::Result<Option<HttpRequest>> {
-    let mut head_bytes = 0usize;
-    let mut line = String::new();
-    let mut read_line = |line: &mut String| -> io::Result<usize> {
-        line.clear();
-        let n = reader.read_line(line)?;
-        head_bytes += n;
-        if head_bytes > MAX_HEAD_BYTES {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "request head too large",
-            ));
-        }
-        Ok(n)
-    };
-    if read_line(&mut line)? == 0 {
-        return Ok(None);
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or_default().to_owned();
-    let path = parts.next().unwrap_or_default().to_owned();
-    let mut headers = Vec::new();
-    loop {
-        if read_line(&mut line)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "eof in request head",
-            ));
-        }
-        let trimmed = line.trim_end_matches(['\r', '\n']);
-        if trimmed.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = trimmed.split_once(':') {
-            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-        }
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let body = if header("transfer-encoding")
-        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
-    {
-        read_chunked(reader)?
-    } else {
-        let length: usize = header("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        if length > MAX_BODY_BYTES {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "request body too large",
-            ));
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body)?;
-        body
-    };
-    Ok(Some(HttpRequest {
-        method,
-        path,
-        headers,
-        body,
-    }))
-}
-
-/// Reads a `Transfer-Encoding: chunked` body.
-fn read_chunked(reader: &mut impl BufRead) -> io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    let mut line = String::new();
-    // Each chunk is at least one byte, so the body limit also bounds the loop.
-    loop {
-        line.clear();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "eof in chunked body",
-            ));
-        }
-        let size_text = line.trim().split(';').next().unwrap_or_default();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
-        if size == 0 {
-            // Trailers end with an empty line.
-            for _ in 0..64 {
-                line.clear();
-                if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
-                    break;
-                }
-            }
-            return Ok(body);
-        }
-        if body.len() + size > MAX_BODY_BYTES {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "request body too large",
-            ));
-        }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..])?;
-        line.clear();
-        reader.read_line(&mut line)?;
-    }
+    http::lock(state)
 }
 
 /// Classifies a request, records it and builds its response.
-fn answer(request: HttpRequest, state: &Mutex<State>) -> HttpResponse {
+fn answer(request: http::Request, state: &Mutex<State>) -> http::Response {
     let raw_body = String::from_utf8_lossy(&request.body).into_owned();
     let body: Value = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
-    let route = request
-        .path
-        .split('?')
-        .next()
-        .unwrap_or_default()
-        .trim_end_matches('/')
-        .to_owned();
+    let route = request.path.clone();
     let is_post = request.method.eq_ignore_ascii_case("POST");
     let has_tools = body
         .get("tools")
@@ -374,7 +172,7 @@ fn answer(request: HttpRequest, state: &Mutex<State>) -> HttpResponse {
     };
     st.requests.push(RecordedRequest {
         method: request.method,
-        path: request.path,
+        path: request.target,
         headers: request.headers,
         raw_body,
         body,
@@ -415,12 +213,16 @@ fn answer(request: HttpRequest, state: &Mutex<State>) -> HttpResponse {
                 usage,
             };
             if streaming {
-                HttpResponse {
-                    status: 200,
-                    content_type: "text/event-stream",
+                with_id(
+                    http::Response {
+                        status: 200,
+                        content_type: "text/event-stream",
+                        headers: Vec::new(),
+                        body: message.to_sse(),
+                        streamed: true,
+                    },
                     request_id,
-                    body: message.to_sse(),
-                }
+                )
             } else {
                 json_response(200, request_id, &message.to_json())
             }
@@ -439,13 +241,22 @@ pub const UNSCRIPTED_TEXT: &str = "(claude_stub: the script has no more turns)";
 /// Text of the answer to a side request (a request without tools).
 pub const SIDE_TEXT: &str = "Stub reply";
 
-fn json_response(status: u16, request_id: Option<String>, body: &Value) -> HttpResponse {
-    HttpResponse {
-        status,
-        content_type: "application/json",
-        request_id,
-        body: body.to_string(),
+fn json_response(status: u16, request_id: Option<String>, body: &Value) -> http::Response {
+    with_id(http::Response::json(status, body), request_id)
+}
+
+/// The Messages API's request id, and on an error the retry hints that keep the CLI's
+/// retries of 429/5xx fast.
+fn with_id(mut response: http::Response, request_id: Option<String>) -> http::Response {
+    if let Some(id) = request_id {
+        response = response.with_header("request-id", id);
     }
+    if response.status != 200 {
+        response = response
+            .with_header("retry-after", "0")
+            .with_header("retry-after-ms", "10");
+    }
+    response
 }
 
 /// A scripted assistant message, rendered as JSON or as an SSE stream.
@@ -549,42 +360,4 @@ impl Message<'_> {
         event("message_stop", json!({ "type": "message_stop" }));
         out
     }
-}
-
-fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        413 => "Payload Too Large",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        529 => "Overloaded",
-        _ => "Status",
-    }
-}
-
-fn write_response(w: &mut impl Write, response: &HttpResponse) -> io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\ncontent-type: {}\r\ncache-control: no-cache\r\nconnection: close\r\n",
-        response.status,
-        reason_phrase(response.status),
-        response.content_type,
-    );
-    if let Some(id) = &response.request_id {
-        head.push_str(&format!("request-id: {id}\r\n"));
-    }
-    if response.status != 200 {
-        // Keeps the CLI's retries of 429/5xx fast.
-        head.push_str("retry-after: 0\r\nretry-after-ms: 10\r\n");
-    }
-    if response.content_type != "text/event-stream" {
-        head.push_str(&format!("content-length: {}\r\n", response.body.len()));
-    }
-    head.push_str("\r\n");
-    w.write_all(head.as_bytes())?;
-    w.write_all(response.body.as_bytes())
 }

@@ -1,6 +1,8 @@
 //! The stub server and the runner, tested without the real CLI.
 
 use super::*;
+use std::io::Write;
+use std::net::TcpStream;
 
 /// Sends one HTTP request and returns (status, body).
 fn send(stub: &StubServer, method: &str, path: &str, body: &Value) -> (u16, String) {

@@ -84,10 +84,8 @@ impl Loop {
             let v = sb.hall(&sb.repo, &["init", "--signers"]).ok();
             assert!(v["signers"].is_string(), "{v}");
         }
-        sb.stand_ins(
-            Path::new(env!("CARGO_BIN_EXE_fake-claude")),
-            Path::new(env!("CARGO_BIN_EXE_fake-gh")),
-        );
+        sb.stand_ins(Path::new(env!("CARGO_BIN_EXE_fake-claude")));
+        sb.github();
         sb.configure(config, CHECK, "Configure the loop");
         let script_path = sb.script_model(&script);
         let v = sb.hall(&sb.repo, &["new", "--title", "Cap retries"]).ok();

@@ -128,16 +128,14 @@ fn new_from_an_issue_reads_it_with_gh() {
     let sb = Sandbox::initialized();
     sb.hall(&sb.repo, &["new", "--issue", "212"])
         .err("GH_UNAVAILABLE", 1);
-    sb.fake("gh", std::path::Path::new(env!("CARGO_BIN_EXE_fake-gh")));
+    // With GitHub reachable but no such issue, gh's refusal is passed on.
+    let github = sb.github();
     sb.hall(&sb.repo, &["new", "--issue", "212"])
         .err("GH_UNAVAILABLE", 1);
-    sb.gh_state(
-        "issues/212.json",
-        &json!({"number": 212, "title": "Export is slow", "body": "It takes 40 s.", "url": "https://github.com/o/r/issues/212", "state": "OPEN"}),
-    );
-    let v = sb.hall(&sb.repo, &["new", "--issue", "212"]).ok();
+    let n = github.add_issue("Export is slow", "It takes 40 s.");
+    let v = sb.hall(&sb.repo, &["new", "--issue", &n.to_string()]).ok();
     assert_eq!(v["title"], "Export is slow");
-    assert_eq!(v["issue"], 212);
+    assert_eq!(v["issue"], n);
     let log = sb.hall(&sb.repo, &["log", "H-0001"]).ok();
     assert!(
         log["events"][0]["request"]
@@ -145,11 +143,13 @@ fn new_from_an_issue_reads_it_with_gh() {
             .expect("request")
             .contains("It takes 40 s.")
     );
-    let calls = std::fs::read_to_string(sb.root.join("gh/calls.log")).expect("calls");
-    assert!(
-        calls.contains("issue view 212 --json number,title,body,url"),
-        "{calls}"
-    );
+    let asked: Vec<_> = github
+        .requests()
+        .into_iter()
+        .filter(|r| r.operation == "IssueByNumber")
+        .map(|r| r.variables["number"].clone())
+        .collect();
+    assert_eq!(asked, [json!(212), json!(n)], "one gh call per attempt");
 }
 
 #[test]
@@ -574,21 +574,17 @@ fn adopt_turns_the_current_branch_into_an_item() {
 #[test]
 fn adopt_a_pr_and_reopen_a_shipped_item_whose_pr_is_open() {
     let sb = Sandbox::initialized();
-    sb.fake("gh", std::path::Path::new(env!("CARGO_BIN_EXE_fake-gh")));
+    let github = sb.github();
     // Someone else's PR branch exists only on origin.
     sb.git(&sb.repo, &["switch", "-q", "-c", "their-fix"]);
     sb.commit(&sb.repo, "fix.txt", "fix", "their fix");
     sb.git(&sb.repo, &["push", "-q", "origin", "their-fix"]);
     sb.git(&sb.repo, &["switch", "-q", "main"]);
     sb.git(&sb.repo, &["branch", "-q", "-D", "their-fix"]);
-    sb.gh_state(
-        "prs/7.json",
-        &json!({"number": 7, "title": "Their fix", "headRefName": "their-fix", "baseRefName": "main",
-                "url": "https://github.com/o/r/pull/7", "state": "OPEN"}),
-    );
-    let v = sb.hall(&sb.repo, &["adopt", "--pr", "7"]).ok();
+    let n = github.open_pr("their-fix", "main", "Their fix", "octocat");
+    let v = sb.hall(&sb.repo, &["adopt", "--pr", &n.to_string()]).ok();
     assert_eq!(v["title"], "Their fix");
-    assert_eq!(v["pr"], "https://github.com/o/r/pull/7");
+    assert_eq!(v["pr"], github.pr_url(n));
     let wt = std::path::PathBuf::from(v["worktree"].as_str().expect("worktree"));
     assert!(
         wt.join("fix.txt").is_file(),
@@ -601,7 +597,7 @@ fn adopt_a_pr_and_reopen_a_shipped_item_whose_pr_is_open() {
     for e in [
         json!({"event": "checks_passed", "sha": sha}),
         json!({"event": "hallmarked", "sha": sha, "round": 1}),
-        json!({"event": "shipped", "sha": sha, "pr": "https://github.com/o/r/pull/7"}),
+        json!({"event": "shipped", "sha": sha, "pr": github.pr_url(n)}),
     ] {
         sb.record(&id, "assayer", e);
     }
@@ -617,9 +613,12 @@ fn adopt_a_pr_and_reopen_a_shipped_item_whose_pr_is_open() {
     ] {
         sb.record(&id, "assayer", e);
     }
-    sb.gh_state(
-        "prs/7.json",
-        &json!({"number": 7, "title": "Their fix", "headRefName": "their-fix", "url": "https://github.com/o/r/pull/7", "state": "MERGED"}),
+    sb.git(&sb.repo, &["fetch", "-q", "origin"]);
+    let merged = sb.sh(&sb.repo, &format!("gh pr merge {n} --merge"), &[]);
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    assert_eq!(
+        github.pr(n).expect("pr").state,
+        hallmark_tests::github::PrState::Merged
     );
     sb.hall(&wt, &["adopt"]).err("WRONG_STATE", 4);
 }
