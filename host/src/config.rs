@@ -87,6 +87,7 @@ pub struct Config {
     pub auto_ready: bool,
     pub capture: Capture,
     pub merge: Merge,
+    pub delivery: Delivery,
     pub intake: Intake,
     pub budget: Budget,
     pub library: Library,
@@ -160,6 +161,23 @@ pub struct Merge {
     /// Paths a person merges.
     pub lit: Vec<String>,
     pub update: MergeUpdate,
+}
+
+/// The Delivery office: following shipped PRs until they merge.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Delivery {
+    /// How often the watch asks GitHub about a repository's open shipped PRs (a
+    /// duration: "60s", "5m"); never more often, whatever the daemon's tick.
+    pub watch_every: String,
+}
+
+impl Default for Delivery {
+    fn default() -> Self {
+        Delivery {
+            watch_every: "60s".into(),
+        }
+    }
 }
 
 /// The Front Desk.
@@ -267,6 +285,7 @@ impl Default for Config {
             auto_ready: true,
             capture: Capture::default(),
             merge: Merge::default(),
+            delivery: Delivery::default(),
             intake: Intake::default(),
             budget: Budget::default(),
             library: Library::default(),
@@ -412,6 +431,8 @@ impl Config {
 
     fn validate(&self) -> std::result::Result<(), String> {
         crate::clock::parse_duration(&self.stuck_after).map_err(|e| format!("stuck_after: {e}"))?;
+        crate::clock::parse_duration(&self.delivery.watch_every)
+            .map_err(|e| format!("delivery.watch_every: {e}"))?;
         crate::clock::parse_duration(&self.library.retire_after)
             .map_err(|e| format!("library.retire_after: {e}"))?;
         parse_tokens(&self.budget.daily).map_err(|e| format!("budget.daily: {e}"))?;

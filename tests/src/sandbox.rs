@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use hallmark_core::item::{Event, ItemId};
 use hallmark_core::journal::Journal;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 mod processes;
 
@@ -486,6 +486,43 @@ impl Sandbox {
         line["item"] = id.to_string().into();
         let e: Event = serde_json::from_value(line).expect("a valid event");
         self.journal().append_item(id, &[e]).expect("append");
+    }
+
+    /// Writes an item that went through the loop and shipped, straight into the journal
+    /// (for tests that need many of them): created on `branch` with `worktree`, frozen,
+    /// hallmarked and shipped at `sha`, with `pr` when the ship opened one. Returns its id.
+    pub fn shipped_item(
+        &self,
+        branch: &str,
+        worktree: Option<&Path>,
+        sha: &str,
+        pr: Option<&str>,
+    ) -> String {
+        let line = |kind: Value| -> Event {
+            let mut line = kind;
+            line["v"] = 2.into();
+            line["t"] = self.now.clone().into();
+            line["actor"] = "shipper".into();
+            serde_json::from_value(line).expect("a valid event")
+        };
+        let (id, _) = self
+            .journal()
+            .create_item(|id| {
+                let mut events = vec![
+                    line(json!({"event": "created", "title": format!("Ship {branch}"), "branch": branch,
+                        "base": "main", "worktree": worktree.map(|w| w.display().to_string()), "source": "new"})),
+                    line(json!({"event": "ready", "sha": sha, "round": 1})),
+                    line(json!({"event": "checks_passed", "sha": sha})),
+                    line(json!({"event": "hallmarked", "sha": sha, "round": 1})),
+                    line(json!({"event": "shipped", "sha": sha, "pr": pr})),
+                ];
+                for e in &mut events {
+                    e.item = Some(id);
+                }
+                Ok::<_, hallmark_core::journal::JournalError>(events)
+            })
+            .expect("item");
+        id.to_string()
     }
 
     /// Records the assayer's approval of `sha` (checks passed, an approving verdict,

@@ -30,51 +30,17 @@ pub struct RepoLogReply {
     pub next: Vec<String>,
 }
 
-const KINDS: &[&str] = &[
-    "created",
-    "proposed_ready",
-    "ready",
-    "pulled_back",
-    "dropped",
-    "retried",
-    "check_run",
-    "checks_passed",
-    "checks_failed",
-    "verdict",
-    "escalated",
-    "hallmarked",
-    "fix_submitted",
-    "shipped",
-    "rebased",
-    "run_failed",
-    "resumed",
-    "paused",
-    "budget_granted",
-    "reopened",
-    "restored",
-    "rebase_requested",
-    "held",
-    "asked",
-    "answered",
-    "prompt",
-    "turn",
-    "commit",
-    "usage",
-    "notification",
-    "gate_denied",
-    "room_used",
-    "inbox_dismissed",
-    "torn_line",
-];
-
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     if let Some(k) = &args.kind
-        && !KINDS.contains(&k.as_str())
+        && !EventKind::KINDS.contains(&k.as_str())
     {
         return Err(HallError::new(
             Code::Usage,
-            format!("`{k}` is not an event kind; kinds: {}", KINDS.join(", ")),
+            format!(
+                "`{k}` is not an event kind; kinds: {}",
+                EventKind::KINDS.join(", ")
+            ),
         )
         .hint("hall schema event"));
     }
@@ -241,6 +207,9 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Reopened { reason } => reason.clone(),
         EventKind::Restored {} => "CI passed on a re-run".into(),
         EventKind::RebaseRequested { base } => format!("rebase onto {base}"),
+        EventKind::Delivered { pr, merged: true } => format!("{pr} merged"),
+        EventKind::Delivered { pr, merged: false } => format!("{pr} closed without merging"),
+        EventKind::WorktreeRemoved { path } => format!("worktree {path} removed"),
         EventKind::Held { kind, reason } => format!("{}: {reason}", kind.as_str()),
         EventKind::Asked { qid, question, .. } => format!("{qid}: {question}"),
         EventKind::Answered {

@@ -130,6 +130,13 @@ pub struct Scheduler {
     before: HashMap<Key, u64>,
     state: DaemonState,
     log: Vec<LogLine>,
+    /// When each repository's Delivery watch may run next (the clock's time).
+    next_watch: HashMap<PathBuf, std::time::SystemTime>,
+    /// How long the watch of a repository waits after GitHub's rate limit, doubled on
+    /// each refusal in a row.
+    backoff: HashMap<PathBuf, Duration>,
+    /// What was said once and is not said again (a kept worktree, a streak of gh errors).
+    said: HashSet<(PathBuf, String)>,
 }
 
 impl Scheduler {
@@ -154,7 +161,73 @@ impl Scheduler {
                 ..DaemonState::default()
             },
             log: Vec::new(),
+            next_watch: HashMap::new(),
+            backoff: HashMap::new(),
+            said: HashSet::new(),
         }
+    }
+
+    /// Says `did` unless it was said before for `repo`.
+    fn say_once(&mut self, repo: &Path, item: Option<ItemId>, role: &str, did: String) {
+        if self.said.insert((repo.to_path_buf(), did.clone())) {
+            self.say(&repo.display().to_string(), item, role, did);
+        }
+    }
+
+    /// The Delivery office's turn for one repository, when its interval has passed: the
+    /// watch of its shipped PRs, then the sweeper.
+    fn deliver(&mut self, repo: &Path, hall: &Hall, ctx: &Ctx) -> Result<()> {
+        let now = self.clock.now();
+        if self.next_watch.get(repo).is_some_and(|at| now < *at) {
+            return Ok(());
+        }
+        let every = crate::clock::parse_duration(&hall.config.delivery.watch_every)
+            .unwrap_or(Duration::from_secs(60));
+        self.next_watch.insert(repo.to_path_buf(), now + every);
+        match office::delivery::watch(hall, ctx) {
+            Ok(watched) => {
+                self.backoff.remove(repo);
+                self.said
+                    .retain(|(r, d)| r != repo || !d.starts_with("delivery watch"));
+                for did in watched.did {
+                    self.say(&repo.display().to_string(), None, "delivery", did);
+                }
+            }
+            Err(office::delivery::WatchError::Hall(e)) => return Err(e),
+            Err(office::delivery::WatchError::RateLimited(m)) => {
+                let wait = self
+                    .backoff
+                    .get(repo)
+                    .map_or(Duration::from_secs(15 * 60), |d| {
+                        (*d * 2).min(Duration::from_secs(3600))
+                    });
+                self.backoff.insert(repo.to_path_buf(), wait);
+                self.next_watch
+                    .insert(repo.to_path_buf(), now + wait.max(every));
+                let did = format!(
+                    "delivery watch: GitHub's rate limit is spent; next try in {}",
+                    humantime::format_duration(wait)
+                );
+                self.say(
+                    &repo.display().to_string(),
+                    None,
+                    "delivery",
+                    format!("{did} ({m})"),
+                );
+            }
+            Err(e @ office::delivery::WatchError::Gh(_)) => {
+                let did = format!("delivery watch paused until GitHub answers: {e}");
+                self.say_once(repo, None, "delivery", did);
+            }
+        }
+        let swept = office::delivery::sweep(hall, ctx)?;
+        for did in swept.removed {
+            self.say(&repo.display().to_string(), None, "sweeper", did);
+        }
+        for (id, why) in swept.kept {
+            self.say_once(repo, Some(id), "sweeper", why);
+        }
+        Ok(())
     }
 
     /// Writes the state file, never making the data directory again: a daemon whose
@@ -339,6 +412,7 @@ impl Scheduler {
         for did in office::watchman::patrol(&hall, &ctx)? {
             self.say(&shown, None, "watchman", did);
         }
+        self.deliver(repo, &hall, &ctx)?;
         let paused = office::budget::paused(&hall, &ctx)?;
         let mut started = 0;
         // Resumes run models, so they run on the blocking pool like any step: one job

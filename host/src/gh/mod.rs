@@ -116,6 +116,34 @@ pub fn pull_request(dir: &Path, pr: Option<&str>) -> Result<PullRequest> {
     json(dir, &args)
 }
 
+/// The fields [`open_pull_requests`] asks for.
+pub const OPEN_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state";
+
+/// Every open pull request of the repository at `dir`, newest first, in as few calls as
+/// GitHub's paging allows (100 a page: 200 open PRs are two requests).
+pub fn open_pull_requests(dir: &Path) -> Result<Vec<PullRequest>> {
+    json(
+        dir,
+        &[
+            "pr",
+            "list",
+            "--state",
+            "open",
+            "--limit",
+            "10000",
+            "--json",
+            OPEN_PR_FIELDS,
+        ],
+    )
+}
+
+impl GhError {
+    /// GitHub refused for its rate limit (gh passes the API's words on).
+    pub fn is_rate_limit(&self) -> bool {
+        matches!(self, GhError::Failed { stderr, .. } if stderr.to_ascii_lowercase().contains("rate limit"))
+    }
+}
+
 /// `gh --version`'s first line, when gh runs.
 pub fn version() -> Option<String> {
     let out = gh(Path::new("."), &["--version"]).ok()?;

@@ -11,6 +11,7 @@
 
 pub mod budget;
 pub mod checks;
+pub mod delivery;
 pub mod fix;
 pub mod lease;
 pub mod resume;

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         ["issue", "view", n, rest @ ..] => show(&state.join("issues"), n, rest, "issue"),
         ["pr", "view", n, rest @ ..] => show(&state.join("prs"), n, rest, "pull request"),
         ["pr", "create", rest @ ..] => create(&state, rest),
+        ["pr", "list", "--state", "open", ..] => list_open(&state),
         ["pr", "comment", n, "--body-file", file] => comment(&state, n, file),
         _ => {
             eprintln!("fake gh: unsupported call: {}", args.join(" "));
@@ -99,6 +100,20 @@ fn create(state: &std::path::Path, rest: &[&str]) -> ExitCode {
     });
     let _ = std::fs::write(dir.join(format!("{n}.json")), pr.to_string());
     println!("{url}");
+    ExitCode::SUCCESS
+}
+
+/// `gh pr list --state open …`: the stored PRs still open, as one JSON array.
+fn list_open(state: &std::path::Path) -> ExitCode {
+    let open: Vec<serde_json::Value> = std::fs::read_dir(state.join("prs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter(|pr| pr["state"] == "OPEN")
+        .collect();
+    println!("{}", serde_json::Value::Array(open));
     ExitCode::SUCCESS
 }
 

@@ -199,6 +199,12 @@ impl GitHub {
             .unwrap_or_else(|e| panic!("line_comment: {e}"))
     }
 
+    /// Merges PR `n` as a person would on GitHub (a merge commit on the base).
+    pub fn merge(&self, n: u64) {
+        self.with(|w| w.merge(n, "MERGE", None))
+            .unwrap_or_else(|e| panic!("merge: {e}"));
+    }
+
     /// Closes PR `n` without merging.
     pub fn close_pr(&self, n: u64) {
         self.with(|w| w.set_pr_state(n, PrState::Closed))
@@ -221,6 +227,11 @@ impl GitHub {
     /// Makes the next requests fail with `fault`, `times` times, then answers normally.
     pub fn fail_next(&self, fault: Fault, times: usize) {
         self.with(|w| w.faults.extend(std::iter::repeat_n(fault, times)));
+    }
+
+    /// Drops the faults not played yet.
+    pub fn clear_faults(&self) {
+        self.with(|w| w.faults.clear());
     }
 
     /// Sets what the rate-limit headers report as left of the hour's budget.

@@ -205,6 +205,8 @@ pub struct World {
     pub faults: Faults,
     pub rate_remaining: u64,
     pub errors: Vec<String>,
+    /// `git merge-tree`'s answer per (base, head) commit pair.
+    mergeable: BTreeMap<(String, String), &'static str>,
 }
 
 impl World {
@@ -222,6 +224,7 @@ impl World {
             faults: Faults::new(),
             rate_remaining: RATE_LIMIT,
             errors: Vec::new(),
+            mergeable: BTreeMap::new(),
         }
     }
 
@@ -269,8 +272,24 @@ impl World {
         .filter(|s| !s.is_empty())
     }
 
-    /// Reads every open PR's head and mergeability from the origin.
+    /// Every branch of the origin and its commit, in one git call.
+    fn branches(&self) -> BTreeMap<String, String> {
+        self.git(&[
+            "for-each-ref",
+            "refs/heads",
+            "--format=%(refname:short) %(objectname)",
+        ])
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(b, o)| (b.to_string(), o.to_string()))
+        .collect()
+    }
+
+    /// Reads every open PR's head and mergeability from the origin: one git call for the
+    /// branches, and `git merge-tree` only for a (base, head) pair not seen before.
     pub fn refresh(&mut self) {
+        let branches = self.branches();
         let numbers: Vec<u64> = self
             .prs
             .values()
@@ -280,19 +299,30 @@ impl World {
         for n in numbers {
             let (head, base) = {
                 let p = &self.prs[&n];
-                (p.head.clone(), p.base.clone())
+                (
+                    branches.get(&p.head).cloned(),
+                    branches.get(&p.base).cloned(),
+                )
             };
-            let head_oid = self.branch_oid(&head);
-            let base_oid = self.branch_oid(&base);
-            let mergeable = match (&head_oid, &base_oid) {
-                (Some(h), Some(b)) => match self.git(&["merge-tree", "--write-tree", b, h]) {
-                    Ok(_) => "MERGEABLE",
-                    Err(_) => "CONFLICTING",
-                },
+            let mergeable = match (&head, &base) {
+                (Some(h), Some(b)) => {
+                    let key = (b.clone(), h.clone());
+                    match self.mergeable.get(&key) {
+                        Some(m) => *m,
+                        None => {
+                            let m = match self.git(&["merge-tree", "--write-tree", b, h]) {
+                                Ok(_) => "MERGEABLE",
+                                Err(_) => "CONFLICTING",
+                            };
+                            self.mergeable.insert(key, m);
+                            m
+                        }
+                    }
+                }
                 _ => "UNKNOWN",
             };
             let pr = self.prs.get_mut(&n).expect("listed");
-            if let Some(h) = head_oid {
+            if let Some(h) = head {
                 pr.head_oid = h;
             }
             pr.mergeable = mergeable;

@@ -90,6 +90,15 @@ pub enum Action {
     RequestRebase {
         base: String,
     },
+    /// The item's PR merged or closed (the Delivery office saw it).
+    Deliver {
+        pr: String,
+        merged: bool,
+    },
+    /// The sweeper removed the item's worktree.
+    RemoveWorktree {
+        path: String,
+    },
     Hold {
         kind: HoldKind,
         reason: String,
@@ -116,6 +125,8 @@ impl Action {
             Action::Reopen { .. } => "reopen",
             Action::Restore => "restore",
             Action::RequestRebase { .. } => "request rebase",
+            Action::Deliver { .. } => "deliver",
+            Action::RemoveWorktree { .. } => "remove worktree",
             Action::Hold { .. } => "hold",
         }
     }
@@ -386,6 +397,19 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
         Action::RequestRebase { base } => match state {
             Dropped => Err(wrong()),
             _ => Ok(vec![EventKind::RebaseRequested { base: base.clone() }]),
+        },
+        Action::Deliver { pr, merged } => match state {
+            Closed if item.delivered.is_some() => Ok(Vec::new()),
+            Closed => Ok(vec![EventKind::Delivered {
+                pr: pr.clone(),
+                merged: *merged,
+            }]),
+            _ => Err(wrong()),
+        },
+        Action::RemoveWorktree { path } => match state {
+            _ if item.worktree_removed => Ok(Vec::new()),
+            Closed | Dropped => Ok(vec![EventKind::WorktreeRemoved { path: path.clone() }]),
+            _ => Err(wrong()),
         },
         Action::Hold { kind, reason } => match state {
             s if s.is_terminal()

@@ -251,6 +251,11 @@ pub enum EventKind {
     Restored {},
     /// The Delivery office asked for a rebase onto `base`.
     RebaseRequested { base: String },
+    /// The item's PR left the open state: merged, or closed without merging. The item
+    /// stays closed; nothing watches it any more.
+    Delivered { pr: String, merged: bool },
+    /// The sweeper removed the item's worktree at `path` (branch and journal stay).
+    WorktreeRemoved { path: String },
     /// The loop stopped for a person without changing state.
     Held { kind: HoldKind, reason: String },
     /// A question for a person.
@@ -324,6 +329,46 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind's name, as [`EventKind::name`] gives it (what `hall log --kind` accepts).
+    pub const KINDS: &'static [&'static str] = &[
+        "created",
+        "proposed_ready",
+        "ready",
+        "pulled_back",
+        "dropped",
+        "retried",
+        "check_run",
+        "checks_passed",
+        "checks_failed",
+        "verdict",
+        "escalated",
+        "hallmarked",
+        "fix_submitted",
+        "shipped",
+        "rebased",
+        "run_failed",
+        "resumed",
+        "paused",
+        "budget_granted",
+        "reopened",
+        "restored",
+        "rebase_requested",
+        "delivered",
+        "worktree_removed",
+        "held",
+        "asked",
+        "answered",
+        "prompt",
+        "turn",
+        "commit",
+        "usage",
+        "notification",
+        "gate_denied",
+        "room_used",
+        "inbox_dismissed",
+        "torn_line",
+    ];
+
     /// The `event` tag as written in the journal.
     pub fn name(&self) -> &'static str {
         match self {
@@ -349,6 +394,8 @@ impl EventKind {
             EventKind::Reopened { .. } => "reopened",
             EventKind::Restored {} => "restored",
             EventKind::RebaseRequested { .. } => "rebase_requested",
+            EventKind::Delivered { .. } => "delivered",
+            EventKind::WorktreeRemoved { .. } => "worktree_removed",
             EventKind::Held { .. } => "held",
             EventKind::Asked { .. } => "asked",
             EventKind::Answered { .. } => "answered",

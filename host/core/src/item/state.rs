@@ -135,6 +135,14 @@ pub struct Question {
     pub by_default: bool,
 }
 
+/// How a shipped item's PR ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Delivery {
+    pub pr: String,
+    /// Merged; false when it was closed without merging.
+    pub merged: bool,
+}
+
 /// Everything the fold knows about one item.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Item {
@@ -172,6 +180,12 @@ pub struct Item {
     pub hallmark: Option<Sha>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
+    /// How the PR ended, once the Delivery office saw it merge or close.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered: Option<Delivery>,
+    /// The sweeper removed the worktree (the path stays in `worktree`, for the record).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub worktree_removed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// Extra tokens granted by `retry --tokens` on budget holds.
@@ -323,6 +337,13 @@ impl Item {
             }
             EventKind::RunFailed { .. } => self.run_failures += 1,
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
+            EventKind::Delivered { pr, merged } => {
+                self.delivered = Some(Delivery {
+                    pr: pr.clone(),
+                    merged: *merged,
+                });
+            }
+            EventKind::WorktreeRemoved { .. } => self.worktree_removed = true,
             EventKind::Held { kind, reason } => {
                 self.hold = Some(Hold {
                     kind: *kind,

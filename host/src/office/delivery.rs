@@ -1,0 +1,274 @@
+//! The Delivery office: it follows each shipped item's PR until the PR merges or closes
+//! (`delivered`), and its sweeper then removes the item's worktree.
+//!
+//! GitHub's API is a budget. One watch of a repository asks for all its open PRs in one
+//! paged `gh pr list` (100 a page), whatever the number of items shipped, and asks about
+//! a single PR only once it has left that list, to learn whether it merged. A repository
+//! with nothing shipped and undelivered costs no call at all. How often a repository is
+//! watched is the daemon's to bound (`[delivery] watch_every`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{HallError, Result};
+use crate::gh::{self, GhError};
+use crate::git;
+use crate::hall::{Ctx, Hall};
+use crate::item::{Action, EventKind, Item, ItemId, State};
+
+/// What one watch did.
+#[derive(Debug, Default)]
+pub struct Watched {
+    /// A line for each item whose PR ended.
+    pub did: Vec<String>,
+    /// gh calls made.
+    pub calls: usize,
+}
+
+/// Why a watch could not finish: GitHub is the problem, not the items.
+#[derive(Debug)]
+pub enum WatchError {
+    /// GitHub's rate limit is spent: wait before asking again.
+    RateLimited(String),
+    /// gh failed otherwise (missing, a 502, unreadable JSON).
+    Gh(String),
+    /// The repository itself could not be read.
+    Hall(HallError),
+}
+
+impl From<HallError> for WatchError {
+    fn from(e: HallError) -> Self {
+        WatchError::Hall(e)
+    }
+}
+
+impl From<GhError> for WatchError {
+    fn from(e: GhError) -> Self {
+        if e.is_rate_limit() {
+            WatchError::RateLimited(e.to_string())
+        } else {
+            WatchError::Gh(e.to_string())
+        }
+    }
+}
+
+impl std::fmt::Display for WatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WatchError::RateLimited(m) => write!(f, "GitHub's rate limit is spent: {m}"),
+            WatchError::Gh(m) => write!(f, "GitHub could not be asked: {m}"),
+            WatchError::Hall(e) => write!(f, "{}", e.message),
+        }
+    }
+}
+
+/// The number at the end of a PR's URL (`…/pull/12`), or the text itself when it is a
+/// number.
+pub fn pr_number(pr: &str) -> Option<u64> {
+    pr.trim_end_matches('/').rsplit('/').next()?.parse().ok()
+}
+
+/// Closed items whose PR nobody has seen end yet: (item, its PR's URL, its number).
+fn watched(hall: &Hall) -> Result<Vec<(ItemId, String, u64)>> {
+    let index = hall.index()?;
+    let mut out = Vec::new();
+    for row in index.items(true)? {
+        let (State::Closed, Some(pr)) = (row.state, row.pr.as_deref()) else {
+            continue;
+        };
+        let Some(number) = pr_number(pr) else {
+            continue;
+        };
+        if index.item(row.id)?.is_some_and(|i| i.delivered.is_none()) {
+            out.push((row.id, pr.to_string(), number));
+        }
+    }
+    Ok(out)
+}
+
+/// One watch of the repository: records `delivered` for each shipped PR that merged or
+/// closed. An open PR is left as it is.
+pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError> {
+    let items = watched(hall)?;
+    let mut out = Watched::default();
+    if items.is_empty() {
+        return Ok(out);
+    }
+    let dir = &hall.repo.main_root;
+    let open = gh::open_pull_requests(dir)?;
+    out.calls += 1;
+    let open: BTreeMap<u64, &gh::PullRequest> = open.iter().map(|p| (p.number, p)).collect();
+    let office = ctx.acting_as("delivery");
+    for (id, url, number) in items {
+        if open.contains_key(&number) {
+            continue;
+        }
+        let n = number.to_string();
+        let ended = match gh::pull_request(dir, Some(&n)) {
+            Ok(pr) => pr,
+            Err(GhError::Failed { stderr, .. }) if stderr.contains("Could not resolve") => {
+                // Deleted (or moved where this token can't see it): say so once and stop
+                // watching, rather than asking again every pass.
+                out.calls += 1;
+                let message = format!("{id}'s PR #{number} is gone from GitHub ({stderr})");
+                let notice = office.event(
+                    Some(id),
+                    EventKind::Notification {
+                        kind: "pr_gone".into(),
+                        message: message.clone(),
+                        session: None,
+                    },
+                );
+                hall.change(&office, id)
+                    .recording([notice])
+                    .apply(Action::Deliver {
+                        pr: url,
+                        merged: false,
+                    })?;
+                out.did.push(message);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        out.calls += 1;
+        let merged = match ended.state.as_str() {
+            "MERGED" => true,
+            "CLOSED" => false,
+            // Opened again between the two calls: the next watch sees it in the list.
+            _ => continue,
+        };
+        let applied = hall.change(&office, id).apply(Action::Deliver {
+            pr: url.clone(),
+            merged,
+        })?;
+        if applied.changed() {
+            out.did.push(format!(
+                "{id}: PR #{number} {}",
+                if merged {
+                    "merged"
+                } else {
+                    "closed without merging"
+                }
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// What one sweep did: worktrees removed, and those kept with the reason (the daemon
+/// says each reason once).
+#[derive(Debug, Default)]
+pub struct Swept {
+    pub removed: Vec<String>,
+    pub kept: Vec<(ItemId, String)>,
+}
+
+/// Whether an item is done with its worktree: closed and either delivered or shipped
+/// with no PR to watch.
+fn done_with_worktree(item: &Item) -> bool {
+    item.state == State::Closed
+        && !item.worktree_removed
+        && item.worktree.is_some()
+        && (item.delivered.is_some() || item.pr.is_none())
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
+}
+
+/// Removes the worktree of each item that is done with it, with `git worktree remove`
+/// (never `--force`: a dirty worktree stays). Never the main checkout, a worktree now on
+/// another branch, or a path a live item still uses.
+pub fn sweep(hall: &Hall, ctx: &Ctx) -> Result<Swept> {
+    let index = hall.index()?;
+    let rows = index.items(true)?;
+    let mut done = Vec::new();
+    let mut live: Vec<PathBuf> = Vec::new();
+    for row in &rows {
+        if !row.state.is_terminal() {
+            live.extend(row.worktree.as_deref().map(PathBuf::from));
+            continue;
+        }
+        if row.state != State::Closed || row.worktree.is_none() {
+            continue;
+        }
+        if let Some(item) = index.item(row.id)?
+            && done_with_worktree(&item)
+        {
+            done.push(item);
+        }
+    }
+    let mut out = Swept::default();
+    if done.is_empty() {
+        return Ok(out);
+    }
+    let main = &hall.repo.main_root;
+    let worktrees = git::worktrees(main)?;
+    let sweeper = ctx.acting_as("sweeper");
+    for item in done {
+        let Some(id) = item.id else { continue };
+        let path = PathBuf::from(item.worktree.as_deref().unwrap_or_default());
+        let mut keep = |why: String| out.kept.push((id, why));
+        if same_path(&path, main) {
+            keep(format!("{id}'s worktree is the main checkout; it stays"));
+            continue;
+        }
+        if live.iter().any(|p| same_path(p, &path)) {
+            keep(format!(
+                "{id}'s worktree {} is used by a live item; it stays",
+                path.display()
+            ));
+            continue;
+        }
+        let registered = worktrees.iter().find(|w| same_path(&w.path, &path));
+        match registered {
+            None if path.exists() => {
+                keep(format!(
+                    "{} is not a worktree of this repository any more; it stays",
+                    path.display()
+                ));
+                continue;
+            }
+            None => {}
+            Some(w) if w.branch.as_deref() != Some(item.branch.as_str()) => {
+                keep(format!(
+                    "{id}'s worktree {} is on {} now, not {}; it stays",
+                    path.display(),
+                    w.branch.as_deref().unwrap_or("a detached HEAD"),
+                    item.branch
+                ));
+                continue;
+            }
+            Some(_) => {
+                if let Err(e) = git::worktree_remove(main, &path) {
+                    keep(format!(
+                        "{id}'s worktree {} has changes of its own, so it stays: {e}",
+                        path.display()
+                    ));
+                    continue;
+                }
+            }
+        }
+        let shown = path.display().to_string();
+        hall.change(&sweeper, id).apply(Action::RemoveWorktree {
+            path: shown.clone(),
+        })?;
+        out.removed
+            .push(format!("{id}: removed its worktree {shown}"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pr_number;
+
+    #[test]
+    fn a_pr_number_comes_from_its_url_or_is_the_number() {
+        assert_eq!(pr_number("https://github.com/o/r/pull/12"), Some(12));
+        assert_eq!(pr_number("http://github.localhost/o/r/pull/7/"), Some(7));
+        assert_eq!(pr_number("31"), Some(31));
+        assert_eq!(pr_number("https://github.com/o/r/pull/x"), None);
+    }
+}
