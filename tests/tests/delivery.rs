@@ -313,3 +313,60 @@ fn a_pr_deleted_under_the_watch_is_said_and_no_longer_watched() {
         "not asked about again"
     );
 }
+
+#[test]
+fn a_pr_that_conflicts_after_the_base_moves_is_reopened_with_a_rebase_request() {
+    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+    l.daemon();
+    // Another change to the same line lands on main.
+    l.sb.commit(&l.sb.repo, "lib.txt", "attempts < 5\n", "Raise the cap");
+    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
+    let run = daemon(&l.sb);
+    assert!(
+        said(&run, "delivery")
+            .iter()
+            .any(|d| d.contains("conflicts with main")),
+        "{}",
+        run.stderr
+    );
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "development");
+    assert_eq!(status["item"]["rebase_requested"], "main");
+    assert!(l.wt.is_dir(), "a reopened item keeps its worktree");
+    // `ready` waits for the rebase (ADR 0043), and keeps the request.
+    l.sb.hall(&l.wt, &["ready"]).err("WRONG_STATE", 4);
+    assert_eq!(l.status()["item"]["rebase_requested"], "main");
+    // Once the branch is on its base, `ready` goes through.
+    l.sb.git(&l.wt, &["fetch", "-q", "origin"]);
+    // (The conflict resolved in the item's favour: in a rebase, "theirs" is the item's.)
+    let rebase = l.sb.sh(&l.wt, "git rebase -q -X theirs origin/main", &[]);
+    assert_eq!(rebase.code, 0, "{}", rebase.stderr);
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    assert_eq!(l.status()["item"]["state"], "checks");
+}
+
+#[test]
+fn a_request_for_changes_on_the_pr_reopens_the_item_with_what_was_asked() {
+    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+    l.daemon();
+    let github = l.sb.github();
+    github.review(
+        1,
+        "grace",
+        hallmark_tests::github::ReviewState::ChangesRequested,
+        "Please log when the cap is hit.",
+    );
+    let run = daemon(&l.sb);
+    let reopened = l.events_of(&l.id, "reopened");
+    assert_eq!(reopened.len(), 1, "{}", run.stderr);
+    let reason = reopened[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("changes requested")
+            && reason.contains("grace: Please log when the cap is hit."),
+        "{reason}"
+    );
+    assert_eq!(l.status()["item"]["state"], "development");
+    // Reopened once: a second watch of the same review does not reopen it again.
+    daemon(&l.sb);
+    assert_eq!(l.events_of(&l.id, "reopened").len(), 1);
+}

@@ -58,6 +58,28 @@ pub struct PullRequest {
     pub url: String,
     /// `OPEN`, `CLOSED` or `MERGED`.
     pub state: String,
+    /// `MERGEABLE`, `CONFLICTING` or `UNKNOWN` (when asked for).
+    pub mergeable: String,
+    /// `APPROVED`, `CHANGES_REQUESTED`, `REVIEW_REQUIRED`, or empty (when asked for).
+    pub review_decision: String,
+    /// Each reviewer's latest review (when asked for).
+    pub latest_reviews: Vec<Review>,
+}
+
+/// A review of a pull request.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Review {
+    pub author: Author,
+    /// `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`…
+    pub state: String,
+    pub body: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Author {
+    pub login: String,
 }
 
 impl PullRequest {
@@ -117,7 +139,7 @@ pub fn pull_request(dir: &Path, pr: Option<&str>) -> Result<PullRequest> {
 }
 
 /// The fields [`open_pull_requests`] asks for.
-pub const OPEN_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state";
+pub const OPEN_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state,mergeable,reviewDecision,latestReviews";
 
 /// Every open pull request of the repository at `dir`, newest first, in as few calls as
 /// GitHub's paging allows (100 a page: 200 open PRs are two requests).

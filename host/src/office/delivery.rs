@@ -100,7 +100,10 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
     let open: BTreeMap<u64, &gh::PullRequest> = open.iter().map(|p| (p.number, p)).collect();
     let office = ctx.acting_as("delivery");
     for (id, url, number) in items {
-        if open.contains_key(&number) {
+        if let Some(pr) = open.get(&number) {
+            if let Some(did) = follow(hall, &office, id, number, pr)? {
+                out.did.push(did);
+            }
             continue;
         }
         let n = number.to_string();
@@ -153,6 +156,47 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
         }
     }
     Ok(out)
+}
+
+/// An open PR that needs the item back: a conflict with its base (reopened with a
+/// rebase request, so `ready` waits until the branch is on its base, ADR 0043), or a
+/// reviewer's request for changes (reopened with what they asked). Returns what it did.
+fn follow(
+    hall: &Hall,
+    office: &Ctx,
+    id: ItemId,
+    number: u64,
+    pr: &gh::PullRequest,
+) -> Result<Option<String>> {
+    let reason = if pr.mergeable == "CONFLICTING" {
+        format!(
+            "PR #{number} conflicts with {}: rebase it onto {0}",
+            pr.base_ref_name
+        )
+    } else if pr.review_decision == "CHANGES_REQUESTED" {
+        let asked: Vec<String> = pr
+            .latest_reviews
+            .iter()
+            .filter(|r| r.state == "CHANGES_REQUESTED")
+            .map(|r| format!("{}: {}", r.author.login, r.body.trim()))
+            .collect();
+        format!("PR #{number}: changes requested ({})", asked.join("; "))
+    } else {
+        return Ok(None);
+    };
+    let mut change = hall.change(office, id);
+    if pr.mergeable == "CONFLICTING" {
+        let base = pr.base_ref_name.clone();
+        change = change.grounded_on([office.event(Some(id), EventKind::RebaseRequested { base })]);
+    }
+    let applied = change.apply_with(|item| {
+        (item.state == State::Closed).then(|| Action::Reopen {
+            reason: reason.clone(),
+        })
+    })?;
+    Ok(applied
+        .changed()
+        .then(|| format!("{id} reopened: {reason}")))
 }
 
 /// What one sweep did: worktrees removed, and those kept with the reason (the daemon
