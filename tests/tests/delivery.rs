@@ -370,3 +370,22 @@ fn a_request_for_changes_on_the_pr_reopens_the_item_with_what_was_asked() {
     daemon(&l.sb);
     assert_eq!(l.events_of(&l.id, "reopened").len(), 1);
 }
+
+#[test]
+fn a_request_for_changes_given_at_an_older_head_does_not_reopen() {
+    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+    l.daemon();
+    let github = l.sb.github();
+    github.review(
+        1,
+        "grace",
+        hallmark_tests::github::ReviewState::ChangesRequested,
+        "Please log when the cap is hit.",
+    );
+    // The branch moved on since (a push that answered the review).
+    l.sb.commit(&l.wt, "log.txt", "logged\n", "Log when the cap is hit");
+    l.sb.git(&l.wt, &["push", "-q", "origin", "HEAD"]);
+    daemon(&l.sb);
+    assert!(l.events_of(&l.id, "reopened").is_empty());
+    assert_eq!(l.status()["item"]["state"], "closed");
+}

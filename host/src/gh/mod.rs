@@ -74,6 +74,14 @@ pub struct Review {
     /// `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`…
     pub state: String,
     pub body: String,
+    /// The head commit the review was given at.
+    pub commit: Commit,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Commit {
+    pub oid: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]

@@ -160,7 +160,8 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
 
 /// An open PR that needs the item back: a conflict with its base (reopened with a
 /// rebase request, so `ready` waits until the branch is on its base, ADR 0043), or a
-/// reviewer's request for changes (reopened with what they asked). Returns what it did.
+/// reviewer's request for changes at the PR's head (reopened with what they asked).
+/// Returns what it did.
 fn follow(
     hall: &Hall,
     office: &Ctx,
@@ -168,18 +169,20 @@ fn follow(
     number: u64,
     pr: &gh::PullRequest,
 ) -> Result<Option<String>> {
+    // A request for changes counts when it was given at the PR's head: one given at an
+    // earlier head was answered by the push that moved it.
+    let asked: Vec<String> = pr
+        .latest_reviews
+        .iter()
+        .filter(|r| r.state == "CHANGES_REQUESTED" && r.commit.oid == pr.head_ref_oid)
+        .map(|r| format!("{}: {}", r.author.login, r.body.trim()))
+        .collect();
     let reason = if pr.mergeable == "CONFLICTING" {
         format!(
             "PR #{number} conflicts with {}: rebase it onto {0}",
             pr.base_ref_name
         )
-    } else if pr.review_decision == "CHANGES_REQUESTED" {
-        let asked: Vec<String> = pr
-            .latest_reviews
-            .iter()
-            .filter(|r| r.state == "CHANGES_REQUESTED")
-            .map(|r| format!("{}: {}", r.author.login, r.body.trim()))
-            .collect();
+    } else if pr.review_decision == "CHANGES_REQUESTED" && !asked.is_empty() {
         format!("PR #{number}: changes requested ({})", asked.join("; "))
     } else {
         return Ok(None);
