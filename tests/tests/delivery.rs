@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use hallmark_tests::github::Fault;
+use hallmark_tests::github::{CheckState, Fault};
 use hallmark_tests::sandbox::{Run, Sandbox};
 
 /// The live log lines of a daemon run (stderr, one JSON object a line).
@@ -388,4 +388,74 @@ fn a_request_for_changes_given_at_an_older_head_does_not_reopen() {
     daemon(&l.sb);
     assert!(l.events_of(&l.id, "reopened").is_empty());
     assert_eq!(l.status()["item"]["state"], "closed");
+}
+
+#[test]
+fn flaky_ci_is_re_run_and_restored_with_no_model_run() {
+    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+    l.daemon();
+    let runs_before = l.claude_calls().len();
+    let github = l.sb.github();
+    let head = github.pr(1).unwrap().head_oid;
+    github
+        .ci(&head)
+        .set("build", CheckState::Success)
+        .set("test", CheckState::Failure)
+        .then("test", &[CheckState::Success]);
+    let run = daemon(&l.sb);
+    let reopened = l.events_of(&l.id, "reopened");
+    assert_eq!(reopened.len(), 1, "{}", run.stderr);
+    assert!(
+        reopened[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("CI failed")
+    );
+    assert_eq!(reopened[0]["ci_at"], head.as_str());
+    assert!(
+        github
+            .requests()
+            .iter()
+            .any(|r| r.operation.ends_with("/rerun-failed-jobs")),
+        "the failed jobs were re-run"
+    );
+    // The re-run passed at the same head: restored, closed again, no model ran.
+    daemon(&l.sb);
+    assert_eq!(l.events_of(&l.id, "restored").len(), 1);
+    assert_eq!(l.status()["item"]["state"], "closed");
+    assert_eq!(l.claude_calls().len(), runs_before, "no model run");
+}
+
+#[test]
+fn ci_that_fails_again_after_the_re_run_holds_the_item() {
+    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+    l.daemon();
+    let github = l.sb.github();
+    let head = github.pr(1).unwrap().head_oid;
+    github
+        .ci(&head)
+        .set("test", CheckState::Failure)
+        .then("test", &[CheckState::Failure]);
+    daemon(&l.sb);
+    daemon(&l.sb);
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "development");
+    assert_eq!(status["item"]["hold"]["kind"], "ci_failed", "{status}");
+    assert!(
+        status["item"]["hold"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("still fails"),
+        "{status}"
+    );
+    // Held: the watch leaves it alone until a person retries.
+    let mark = github.requests().len();
+    daemon(&l.sb);
+    assert!(
+        github
+            .requests_since(mark)
+            .iter()
+            .all(|r| !r.operation.ends_with("/rerun-failed-jobs")),
+        "no second re-run"
+    );
 }

@@ -204,7 +204,7 @@ pub fn describe(kind: &EventKind) -> String {
             format!("{} fixes {}", sha.short(), fixed.join(", "))
         }
         EventKind::Shipped { pr, .. } => pr.clone().unwrap_or_else(|| "shipped".into()),
-        EventKind::Reopened { reason } => reason.clone(),
+        EventKind::Reopened { reason, .. } => reason.clone(),
         EventKind::Restored {} => "CI passed on a re-run".into(),
         EventKind::RebaseRequested { base } => format!("rebase onto {base}"),
         EventKind::Delivered { pr, merged: true } => format!("{pr} merged"),

@@ -64,6 +64,110 @@ pub struct PullRequest {
     pub review_decision: String,
     /// Each reviewer's latest review (when asked for).
     pub latest_reviews: Vec<Review>,
+    /// The checks and statuses at the head commit (when asked for).
+    pub status_check_rollup: Vec<CheckContext>,
+}
+
+/// One check run or commit status at a PR's head, as `statusCheckRollup` lists them.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CheckContext {
+    /// `CheckRun` or `StatusContext`.
+    #[serde(rename = "__typename")]
+    pub typename: String,
+    /// A check run's name (a status has `context` instead).
+    pub name: String,
+    pub context: String,
+    /// A check run's `QUEUED`, `IN_PROGRESS`, `COMPLETED`…
+    pub status: String,
+    /// A check run's `SUCCESS`, `FAILURE`, `TIMED_OUT`… once completed.
+    pub conclusion: String,
+    /// A status's `SUCCESS`, `FAILURE`, `ERROR`, `PENDING`.
+    pub state: String,
+    /// Where it ran; for Actions, `…/actions/runs/<run id>/…`.
+    pub details_url: String,
+    pub started_at: Option<String>,
+}
+
+/// What a PR's CI says at its head, from its checks and statuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ci {
+    /// No check or status at all.
+    Silent,
+    /// Something is still queued or running.
+    Pending,
+    /// Every check is queued and none ever started (no runners, billing).
+    NeverStarted(Vec<String>),
+    /// These failed; `runs` are the Actions runs to re-run (from their URLs).
+    Red {
+        failed: Vec<String>,
+        runs: Vec<u64>,
+    },
+    Green,
+}
+
+impl PullRequest {
+    /// The CI verdict at the head.
+    pub fn ci(&self) -> Ci {
+        let checks = &self.status_check_rollup;
+        if checks.is_empty() {
+            return Ci::Silent;
+        }
+        let name = |c: &CheckContext| {
+            if c.name.is_empty() {
+                c.context.clone()
+            } else {
+                c.name.clone()
+            }
+        };
+        let failed: Vec<&CheckContext> = checks
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.conclusion.as_str(),
+                    "FAILURE" | "TIMED_OUT" | "CANCELLED" | "STARTUP_FAILURE" | "ACTION_REQUIRED"
+                ) || matches!(c.state.as_str(), "FAILURE" | "ERROR")
+            })
+            .collect();
+        if !failed.is_empty() {
+            let mut runs: Vec<u64> = failed
+                .iter()
+                .filter_map(|c| run_id(&c.details_url))
+                .collect();
+            runs.sort_unstable();
+            runs.dedup();
+            return Ci::Red {
+                failed: failed.iter().map(|c| name(c)).collect(),
+                runs,
+            };
+        }
+        let done = |c: &CheckContext| {
+            (c.typename == "StatusContext" && c.state == "SUCCESS")
+                || (c.status == "COMPLETED" && !c.conclusion.is_empty())
+        };
+        if checks.iter().all(done) {
+            return Ci::Green;
+        }
+        if checks
+            .iter()
+            .all(|c| c.status == "QUEUED" && c.started_at.is_none())
+        {
+            return Ci::NeverStarted(checks.iter().map(name).collect());
+        }
+        Ci::Pending
+    }
+}
+
+/// The Actions run id in a check's URL (`…/actions/runs/123/job/456`).
+fn run_id(url: &str) -> Option<u64> {
+    let (_, after) = url.split_once("/actions/runs/")?;
+    after.split('/').next()?.parse().ok()
+}
+
+/// Re-runs the failed jobs of Actions run `id`.
+pub fn rerun_failed(dir: &Path, id: u64) -> Result<()> {
+    let id = id.to_string();
+    gh(dir, &["run", "rerun", &id, "--failed"]).map(drop)
 }
 
 /// A review of a pull request.
@@ -147,7 +251,8 @@ pub fn pull_request(dir: &Path, pr: Option<&str>) -> Result<PullRequest> {
 }
 
 /// The fields [`open_pull_requests`] asks for.
-pub const OPEN_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state,mergeable,reviewDecision,latestReviews";
+pub const OPEN_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state,\
+                                  mergeable,reviewDecision,latestReviews,statusCheckRollup";
 
 /// Every open pull request of the repository at `dir`, newest first, in as few calls as
 /// GitHub's paging allows (100 a page: 200 open PRs are two requests).

@@ -14,7 +14,7 @@ use crate::error::{HallError, Result};
 use crate::gh::{self, GhError};
 use crate::git;
 use crate::hall::{Ctx, Hall};
-use crate::item::{Action, EventKind, Item, ItemId, State};
+use crate::item::{Action, EventKind, HoldKind, Item, ItemId, Sha, State};
 
 /// What one watch did.
 #[derive(Debug, Default)]
@@ -68,19 +68,40 @@ pub fn pr_number(pr: &str) -> Option<u64> {
     pr.trim_end_matches('/').rsplit('/').next()?.parse().ok()
 }
 
-/// Closed items whose PR nobody has seen end yet: (item, its PR's URL, its number).
-fn watched(hall: &Hall) -> Result<Vec<(ItemId, String, u64)>> {
+/// What the watch follows: closed items whose PR nobody has seen end yet, and items
+/// reopened for red CI (a pass at the same head restores them).
+struct Followed {
+    id: ItemId,
+    url: String,
+    number: u64,
+    /// Reopened for red CI at this head.
+    ci_at: Option<Sha>,
+}
+
+fn watched(hall: &Hall) -> Result<Vec<Followed>> {
     let index = hall.index()?;
     let mut out = Vec::new();
     for row in index.items(true)? {
-        let (State::Closed, Some(pr)) = (row.state, row.pr.as_deref()) else {
+        let (State::Closed | State::Development, Some(pr)) = (row.state, row.pr.as_deref()) else {
             continue;
         };
         let Some(number) = pr_number(pr) else {
             continue;
         };
-        if index.item(row.id)?.is_some_and(|i| i.delivered.is_none()) {
-            out.push((row.id, pr.to_string(), number));
+        let Some(item) = index.item(row.id)? else {
+            continue;
+        };
+        let follow = match row.state {
+            State::Closed => item.delivered.is_none(),
+            _ => item.ci_reopened_at.is_some() && item.hold.is_none(),
+        };
+        if follow {
+            out.push(Followed {
+                id: row.id,
+                url: pr.to_string(),
+                number,
+                ci_at: item.ci_reopened_at.clone(),
+            });
         }
     }
     Ok(out)
@@ -99,11 +120,23 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
     out.calls += 1;
     let open: BTreeMap<u64, &gh::PullRequest> = open.iter().map(|p| (p.number, p)).collect();
     let office = ctx.acting_as("delivery");
-    for (id, url, number) in items {
+    for Followed {
+        id,
+        url,
+        number,
+        ci_at,
+    } in items
+    {
         if let Some(pr) = open.get(&number) {
-            if let Some(did) = follow(hall, &office, id, number, pr)? {
-                out.did.push(did);
-            }
+            let did = match &ci_at {
+                Some(at) => after_ci_reopen(hall, &office, id, number, at, pr)?,
+                None => follow(hall, &office, id, number, pr, &mut out.calls)?,
+            };
+            out.did.extend(did);
+            continue;
+        }
+        if ci_at.is_some() {
+            // Reopened, and its PR closed meanwhile: the loop has the item now.
             continue;
         }
         let n = number.to_string();
@@ -168,6 +201,7 @@ fn follow(
     id: ItemId,
     number: u64,
     pr: &gh::PullRequest,
+    calls: &mut usize,
 ) -> Result<Option<String>> {
     // A request for changes counts when it was given at the PR's head: one given at an
     // earlier head was answered by the push that moved it.
@@ -177,6 +211,8 @@ fn follow(
         .filter(|r| r.state == "CHANGES_REQUESTED" && r.commit.oid == pr.head_ref_oid)
         .map(|r| format!("{}: {}", r.author.login, r.body.trim()))
         .collect();
+    let ci = pr.ci();
+    let mut ci_at = None;
     let reason = if pr.mergeable == "CONFLICTING" {
         format!(
             "PR #{number} conflicts with {}: rebase it onto {0}",
@@ -184,6 +220,13 @@ fn follow(
         )
     } else if pr.review_decision == "CHANGES_REQUESTED" && !asked.is_empty() {
         format!("PR #{number}: changes requested ({})", asked.join("; "))
+    } else if let gh::Ci::Red { failed, .. } = &ci {
+        ci_at = pr.head();
+        format!(
+            "PR #{number}: CI failed at {} ({}); its failed jobs are re-run first",
+            Sha::new(&*pr.head_ref_oid).short(),
+            failed.join(", ")
+        )
     } else {
         return Ok(None);
     };
@@ -195,11 +238,68 @@ fn follow(
     let applied = change.apply_with(|item| {
         (item.state == State::Closed).then(|| Action::Reopen {
             reason: reason.clone(),
+            ci_at: ci_at.clone(),
         })
     })?;
-    Ok(applied
-        .changed()
-        .then(|| format!("{id} reopened: {reason}")))
+    if !applied.changed() {
+        return Ok(None);
+    }
+    // Red CI: re-run the failed jobs before anyone spends a run on a fix (a flaky check
+    // passes on its own, and the item is restored with no model run, ADR 0047). A
+    // re-run GitHub refuses is said; the next watch sees the CI as it stands.
+    let mut did = format!("{id} reopened: {reason}");
+    if let (Some(_), gh::Ci::Red { runs, .. }) = (&ci_at, &ci) {
+        for run in runs {
+            *calls += 1;
+            if let Err(e) = gh::rerun_failed(&hall.repo.main_root, *run) {
+                did.push_str(&format!("; the re-run of run {run} failed: {e}"));
+            }
+        }
+    }
+    Ok(Some(did))
+}
+
+/// An item reopened for red CI at `at`, while its PR head is still `at`: a pass there
+/// restores it with no model run (ADR 0047); a failure after the re-run holds it
+/// (`ci_failed`) for a fix. Once the head moves, the loop has it.
+fn after_ci_reopen(
+    hall: &Hall,
+    office: &Ctx,
+    id: ItemId,
+    number: u64,
+    at: &Sha,
+    pr: &gh::PullRequest,
+) -> Result<Option<String>> {
+    if pr.head().as_ref() != Some(at) {
+        return Ok(None);
+    }
+    let (action, did) = match pr.ci() {
+        gh::Ci::Green => (
+            Action::Restore,
+            format!("{id} restored: PR #{number}'s CI passed on a re-run with nothing moved"),
+        ),
+        gh::Ci::Red { failed, .. } => {
+            let reason = format!(
+                "PR #{number}'s CI still fails at {} after a re-run of its failed jobs: {}",
+                at.short(),
+                failed.join(", ")
+            );
+            let did = format!("{id} held: {reason}");
+            (
+                Action::Hold {
+                    kind: HoldKind::CiFailed,
+                    reason,
+                },
+                did,
+            )
+        }
+        _ => return Ok(None),
+    };
+    let applied = hall.change(office, id).apply_with(|item| {
+        (item.state == State::Development && item.ci_reopened_at.as_ref() == Some(at))
+            .then(|| action.clone())
+    })?;
+    Ok(applied.changed().then_some(did))
 }
 
 /// What one sweep did: worktrees removed, and those kept with the reason (the daemon

@@ -84,6 +84,8 @@ pub enum Action {
     /// The Delivery office or the merger brings a closed item back.
     Reopen {
         reason: String,
+        /// For red CI: the PR head it failed at.
+        ci_at: Option<Sha>,
     },
     /// Reopened for red CI, which passed on a re-run with nothing moved.
     Restore,
@@ -384,9 +386,10 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             }]),
             _ => Err(wrong()),
         },
-        Action::Reopen { reason } => match state {
+        Action::Reopen { reason, ci_at } => match state {
             Closed => Ok(vec![EventKind::Reopened {
                 reason: reason.clone(),
+                ci_at: ci_at.clone(),
             }]),
             _ => Err(wrong()),
         },

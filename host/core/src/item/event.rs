@@ -246,7 +246,12 @@ pub enum EventKind {
     /// A person let the loop go past the daily cap for `day`.
     BudgetGranted { day: String, tokens: u64 },
     /// A closed item came back (PR feedback, conflicts, the merge queue).
-    Reopened { reason: String },
+    Reopened {
+        reason: String,
+        /// Reopened for red CI: the PR head it failed at (a pass there restores it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ci_at: Option<Sha>,
+    },
     /// Reopened for red CI, which then passed with nothing moved.
     Restored {},
     /// The Delivery office asked for a rebase onto `base`.

@@ -183,6 +183,9 @@ pub struct Item {
     /// How the PR ended, once the Delivery office saw it merge or close.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered: Option<Delivery>,
+    /// Reopened for red CI at this PR head, until it is restored or frozen again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_reopened_at: Option<Sha>,
     /// The sweeper removed the worktree (the path stays in `worktree`, for the record).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub worktree_removed: bool,
@@ -260,6 +263,7 @@ impl Item {
                 self.enter(State::AwaitingYou, t);
             }
             EventKind::Ready { sha, round, .. } => {
+                self.ci_reopened_at = None;
                 self.sha = Some(sha.clone());
                 self.round = *round;
                 self.rebase_requested = None;
@@ -325,11 +329,15 @@ impl Item {
                 }
                 self.enter(State::Closed, t);
             }
-            EventKind::Reopened { .. } => {
+            EventKind::Reopened { ci_at, .. } => {
                 self.hallmark = None;
+                self.ci_reopened_at = ci_at.clone();
                 self.enter(State::Development, t);
             }
-            EventKind::Restored {} => self.enter(State::Closed, t),
+            EventKind::Restored {} => {
+                self.ci_reopened_at = None;
+                self.enter(State::Closed, t);
+            }
             EventKind::Rebased { sha, carried, .. } => {
                 if *carried {
                     self.sha = Some(sha.clone());

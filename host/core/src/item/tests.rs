@@ -497,6 +497,7 @@ fn shipping_closes_and_reopening_and_restoring_follow_the_table() {
         &mut log,
         &Action::Reopen {
             reason: "red CI".into(),
+            ci_at: Some(Sha::new("abc1234")),
         },
     )
     .expect("reopen");
@@ -579,7 +580,8 @@ fn action() -> impl Strategy<Value = Action> {
             reason: "conflict".into()
         }),
         Just(Action::Reopen {
-            reason: "ci".into()
+            reason: "ci".into(),
+            ci_at: None,
         }),
         Just(Action::Restore),
         Just(Action::RequestRebase {
