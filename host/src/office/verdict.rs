@@ -306,6 +306,13 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_s_id_is_its_json() {
+        for d in super::Decision::ALL {
+            assert_eq!(serde_json::to_value(d).unwrap(), d.id());
+        }
+    }
+
+    #[test]
     fn the_plugin_schema_is_generated_from_the_types() {
         let generated = serde_json::to_string_pretty(&super::schema()).unwrap() + "\n";
         if std::env::var_os("HALL_WRITE_SCHEMA").is_some() {
