@@ -328,3 +328,69 @@ fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict()
         .ok();
     assert!(usage.to_string().contains("\"review\""), "{usage}");
 }
+
+/// The real client holds the reviewer to the verdict schema with its own validator (a
+/// JavaScript one, whose `\s` is not Rust's): the answer that was held after two paid
+/// runs (`lenses: []`) and a summary the room would trim to nothing (U+0085 alone, which
+/// an ECMA `\S` lets through) are sent back to the model, and hall records the third
+/// answer, the one the room accepts.
+#[test]
+fn the_real_client_sends_back_a_verdict_the_schema_refuses() {
+    let (sb, home) = world();
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\n",
+    )
+    .expect("config");
+    sb.git(
+        &sb.repo,
+        &["commit", "-qam", "Review with the stub's model"],
+    );
+    let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
+    let id = v["item"].as_str().expect("id").to_string();
+    let wt = sb.worktree(&id);
+    sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
+    sb.hall(&wt, &["ready"]).ok();
+
+    let held = serde_json::json!({"verdict": "approve", "summary": "Looks right.",
+        "lenses": [], "findings": []});
+    let blank = serde_json::json!({"verdict": "approve", "summary": "\u{85}",
+        "lenses": lenses(), "findings": []});
+    let good = serde_json::json!({"verdict": "approve", "summary": "A one-line greeting; nothing can break.",
+        "lenses": lenses(), "findings": []});
+    let stub = StubServer::start([
+        Turn::tool_use("StructuredOutput", held),
+        Turn::tool_use("StructuredOutput", blank),
+        Turn::tool_use("StructuredOutput", good),
+    ])
+    .expect("stub");
+    let run = run_loop_with_real_client(&sb, &home, &stub);
+    for (turn, path) in [(1, "/lenses"), (2, "/summary")] {
+        let sent_back = tool_result(&stub, turn);
+        assert_eq!(
+            sent_back["is_error"], true,
+            "turn {turn}: {sent_back}\ndaemon: {run:?}"
+        );
+        let said = sent_back["content"].to_string();
+        assert!(
+            said.contains("schema") && said.contains(path),
+            "turn {turn}: {sent_back}"
+        );
+    }
+    let log = sb.hall(&sb.repo, &["log", &id, "--kind", "verdict"]).ok();
+    let verdicts = log["events"].as_array().expect("events");
+    assert_eq!(verdicts.len(), 1, "{log}");
+    assert_eq!(verdicts[0]["approved"], true, "{log}");
+    assert_eq!(
+        verdicts[0]["summary"],
+        "A one-line greeting; nothing can break."
+    );
+    let failed = sb
+        .hall(&sb.repo, &["log", &id, "--kind", "run_failed"])
+        .ok();
+    assert_eq!(
+        failed["events"].as_array().map(Vec::len),
+        Some(0),
+        "{failed}"
+    );
+}

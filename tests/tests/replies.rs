@@ -390,6 +390,12 @@ fn every_command_and_every_error_code() {
         "schema_error",
         sb.hall(&repo, &["schema", "error"])
     );
+    // The verdict schema is the plugin's file, the same JSON value: what `--json-schema`
+    // gets (pinned by the file itself, generated from the types; no snapshot repeats it).
+    let verdict_schema = sb.hall(&repo, &["schema", "verdict-file"]).ok();
+    let shipped: Value =
+        serde_json::from_str(include_str!("../../plugin/schemas/verdict.json")).unwrap();
+    assert_eq!(verdict_schema, shipped);
     let help = sb.hall(&repo, &["help", "--json"]);
     code(&help, seen);
     assert_eq!(help.code, 0);

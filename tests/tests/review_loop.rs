@@ -327,9 +327,13 @@ fn a_review_without_structured_output_is_a_failed_run_and_two_hold() {
     );
 }
 
+/// A verdict the schema accepts and the room refuses: one of the rules the schema's
+/// description lists (a line written as 12.0), so only the room can catch it.
 #[test]
 fn an_invalid_verdict_is_refused_by_the_verdict_room() {
-    let bad = json!({"verdict": {"verdict": "approve", "summary": "ok", "lenses": ["correctness"], "findings": []}});
+    let bad = json!({"verdict": {"verdict": "approve", "summary": "ok", "lenses": lenses(), "findings": [
+        {"lens": "evidence", "severity": "nit", "file": "lib.txt", "line": 1.0, "scenario": "A second example would read better."}
+    ]}});
     let l = Loop::ready(CONFIG, json!({"review": [bad, approve()]}));
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed");
@@ -339,10 +343,35 @@ fn an_invalid_verdict_is_refused_by_the_verdict_room() {
         .filter(|e| e["event"] == "run_failed")
         .collect();
     assert_eq!(failed.len(), 1);
+    let reason = failed[0]["reason"].as_str().unwrap();
     assert!(
-        failed[0]["reason"].as_str().unwrap().contains("missing"),
+        reason.contains("the verdict room refused the verdict")
+            && reason.contains("/findings/0/line: must be a positive integer"),
         "{failed:?}"
     );
+}
+
+/// The answer that was held after two paid runs (`lenses: []`) can't reach the room:
+/// the schema the reviewer is given refuses it, as the real CLI would.
+#[test]
+fn a_verdict_the_schema_refuses_never_reaches_the_verdict_room() {
+    let bad =
+        json!({"verdict": {"verdict": "approve", "summary": "ok", "lenses": [], "findings": []}});
+    let l = Loop::ready(CONFIG, json!({"review": [bad, approve()]}));
+    l.daemon();
+    assert_eq!(l.status()["item"]["state"], "closed");
+    let failed: Vec<Value> = l
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "run_failed")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    let reason = failed[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("does not match --json-schema") && reason.contains("/lenses"),
+        "{failed:?}"
+    );
+    assert!(!reason.contains("verdict room"), "{failed:?}");
 }
 
 #[test]

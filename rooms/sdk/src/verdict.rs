@@ -34,6 +34,28 @@ mod model {
         }
     }
 
+    /// The same crossing for a severity, so which severities block approval is
+    /// `hallmark_core`'s `Severity::blocks_approval`, as in the schema the reviewer gets.
+    pub fn severity_from_core(severity: hallmark_core::item::finding::Severity) -> Severity {
+        use hallmark_core::item::finding::Severity as Core;
+        match severity {
+            Core::Blocker => Severity::Blocker,
+            Core::Major => Severity::Major,
+            Core::Minor => Severity::Minor,
+            Core::Nit => Severity::Nit,
+        }
+    }
+
+    pub fn severity_to_core(severity: Severity) -> hallmark_core::item::finding::Severity {
+        use hallmark_core::item::finding::Severity as Core;
+        match severity {
+            Severity::Blocker => Core::Blocker,
+            Severity::Major => Core::Major,
+            Severity::Minor => Core::Minor,
+            Severity::Nit => Core::Nit,
+        }
+    }
+
     pub fn to_core(lens: Lens) -> hallmark_core::item::finding::Lens {
         use hallmark_core::item::finding::Lens as Core;
         match lens {

@@ -14,6 +14,11 @@
 //! Steps are taken in order per role (`review` for the principal engineer, `fix` for the
 //! fixer, `resume` for `--resume`); the last one repeats. A step may also carry
 //! `"error"` (an `is_error` result), `"sleep"` (seconds before answering) and `"usage"`.
+//!
+//! A scripted verdict is held to `--json-schema` as the real CLI holds a model's answer.
+//! The real CLI asks the model again; a scripted run has one answer, so one the schema
+//! refuses ends the run with an error that lists the schema's complaints, and never
+//! reaches `hall` as `structured_output`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -150,8 +155,20 @@ fn main() -> ExitCode {
         "permission_denials":[]
     });
     if let Some(v) = step.get("verdict") {
-        result["structured_output"] = v.clone();
-        result["result"] = Value::String(v.to_string());
+        match flag(&args, "--json-schema").map(|schema| refusals(schema, v)) {
+            Some(refused) if !refused.is_empty() => {
+                result["subtype"] = Value::String("error_during_execution".into());
+                result["is_error"] = Value::Bool(true);
+                result["errors"] = json!([format!(
+                    "the structured output does not match --json-schema: {}",
+                    refused.join("; ")
+                )]);
+            }
+            _ => {
+                result["structured_output"] = v.clone();
+                result["result"] = Value::String(v.to_string());
+            }
+        }
     }
     if let Some(e) = step.get("error").and_then(Value::as_str) {
         result["is_error"] = Value::Bool(true);
@@ -169,6 +186,18 @@ fn main() -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// What `schema` (JSON text, already checked to parse) says is wrong with `answer`.
+fn refusals(schema: &str, answer: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(schema).unwrap_or(Value::Null);
+    match jsonschema::validator_for(&schema) {
+        Ok(validator) => validator
+            .iter_errors(answer)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect(),
+        Err(e) => vec![format!("the schema does not compile: {e}")],
     }
 }
 

@@ -130,7 +130,10 @@ pub fn validate(verdict_json: &str) -> Result<CheckedVerdict, Failure> {
             .count() as u32
     };
     let (blockers, majors) = (count(0), count(1));
-    let approved = blockers == 0 && majors == 0;
+    // Approval is no finding that blocks it, by the one definition the schema uses too.
+    let approved = !findings
+        .iter()
+        .any(|f| super::model::severity_to_core(f.severity).blocks_approval());
 
     match object.get("verdict") {
         None => {}
@@ -299,14 +302,9 @@ fn lens_rank(lens: Lens) -> usize {
         .unwrap_or(usize::MAX)
 }
 
+/// Reads a severity in any case: the host's one reading of a severity.
 fn parse_severity(text: &str) -> Option<Severity> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "blocker" => Some(Severity::Blocker),
-        "major" => Some(Severity::Major),
-        "minor" => Some(Severity::Minor),
-        "nit" => Some(Severity::Nit),
-        _ => None,
-    }
+    hallmark_core::item::finding::Severity::from_text(text).map(super::model::severity_from_core)
 }
 
 fn severity_rank(severity: Severity) -> u8 {
