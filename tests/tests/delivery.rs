@@ -345,8 +345,8 @@ fn a_pr_that_conflicts_after_the_base_moves_is_reopened_with_a_rebase_request() 
     assert_eq!(l.status()["item"]["state"], "checks");
 }
 
-#[test]
-fn a_request_for_changes_on_the_pr_reopens_the_item_with_what_was_asked() {
+/// An item shipped through the loop whose PR (#1) then got a request for changes.
+fn shipped_with_changes_requested() -> Loop {
     let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
     l.daemon();
     let github = l.sb.github();
@@ -356,6 +356,12 @@ fn a_request_for_changes_on_the_pr_reopens_the_item_with_what_was_asked() {
         hallmark_tests::github::ReviewState::ChangesRequested,
         "Please log when the cap is hit.",
     );
+    l
+}
+
+#[test]
+fn a_request_for_changes_on_the_pr_reopens_the_item_with_what_was_asked() {
+    let l = shipped_with_changes_requested();
     let run = daemon(&l.sb);
     let reopened = l.events_of(&l.id, "reopened");
     assert_eq!(reopened.len(), 1, "{}", run.stderr);
@@ -373,15 +379,7 @@ fn a_request_for_changes_on_the_pr_reopens_the_item_with_what_was_asked() {
 
 #[test]
 fn a_request_for_changes_given_at_an_older_head_does_not_reopen() {
-    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
-    l.daemon();
-    let github = l.sb.github();
-    github.review(
-        1,
-        "grace",
-        hallmark_tests::github::ReviewState::ChangesRequested,
-        "Please log when the cap is hit.",
-    );
+    let l = shipped_with_changes_requested();
     // The branch moved on since (a push that answered the review).
     l.sb.commit(&l.wt, "log.txt", "logged\n", "Log when the cap is hit");
     l.sb.git(&l.wt, &["push", "-q", "origin", "HEAD"]);

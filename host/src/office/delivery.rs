@@ -155,11 +155,14 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
                         session: None,
                     },
                 );
+                // Grounds, not records: written only if the item is still closed.
                 hall.change(&office, id)
-                    .recording([notice])
-                    .apply(Action::Deliver {
-                        pr: url,
-                        merged: false,
+                    .grounded_on([notice])
+                    .apply_with(|item| {
+                        (item.state == State::Closed).then(|| Action::Deliver {
+                            pr: url.clone(),
+                            merged: false,
+                        })
                     })?;
                 out.did.push(message);
                 continue;
@@ -173,9 +176,12 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
             // Opened again between the two calls: the next watch sees it in the list.
             _ => continue,
         };
-        let applied = hall.change(&office, id).apply(Action::Deliver {
-            pr: url.clone(),
-            merged,
+        // Reopened (by `adopt`, say) between the index read and now: nothing to deliver.
+        let applied = hall.change(&office, id).apply_with(|item| {
+            (item.state == State::Closed).then(|| Action::Deliver {
+                pr: url.clone(),
+                merged,
+            })
         })?;
         if applied.changed() {
             out.did.push(format!(

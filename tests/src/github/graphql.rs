@@ -166,10 +166,7 @@ pub fn answer(w: &mut World, operation: &str, query: &str, vars: &Value) -> Resp
             introspection(query)
         }
         other => {
-            w.note_error(format!(
-                "unsupported GraphQL operation {other}: {}",
-                World::describe(vars)
-            ));
+            w.note_error(format!("unsupported GraphQL operation {other}: {}", vars));
             error(
                 "SIMULATOR",
                 &format!("the GitHub simulator does not answer the operation {other}"),

@@ -31,8 +31,6 @@ pub use model::{CheckState, Comment, Pr, PrState, Review, ReviewState};
 
 /// The host gh is pointed at.
 pub const HOST: &str = "github.localhost";
-/// The pinned gh release the tests drive (tests/gh/requirements.txt).
-pub const GH_VERSION: &str = "2.103.3";
 /// Environment variable that overrides where [`gh_binary`] looks for gh.
 pub const GH_BIN_ENV: &str = "HALLMARK_TEST_GH";
 
@@ -257,7 +255,7 @@ impl CiAt<'_> {
     /// Sets check `name` of workflow `CI` to `state`; later states of a flaky check
     /// (played by re-runs) follow with [`CiAt::then`].
     pub fn set(self, name: &str, state: CheckState) -> Self {
-        self.gh.with(|w| w.ci.set(&self.sha, name, vec![state]));
+        self.gh.with(|w| w.ci.set(&self.sha, name, state));
         self
     }
 

@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-
 use super::{Faults, Logged};
 
 /// What the rate-limit headers say the hour's budget is, and when it resets.
@@ -141,11 +139,8 @@ impl Ci {
         checks.last_mut().expect("just pushed")
     }
 
-    pub fn set(&mut self, sha: &str, name: &str, states: Vec<CheckState>) {
-        let check = self.check_mut(sha, name);
-        if let Some(first) = states.first() {
-            check.state = *first;
-        }
+    pub fn set(&mut self, sha: &str, name: &str, state: CheckState) {
+        self.check_mut(sha, name).state = state;
     }
 
     pub fn script(&mut self, sha: &str, name: &str, states: Vec<CheckState>) {
@@ -562,10 +557,5 @@ impl World {
 
     pub fn note_error(&mut self, e: impl Into<String>) {
         self.errors.push(e.into());
-    }
-
-    /// Variables as a string, for error messages.
-    pub fn describe(v: &Value) -> String {
-        v.to_string()
     }
 }
