@@ -64,6 +64,9 @@ pub struct Config {
     /// keeps the design's name, `gates`; everywhere else they are checks.
     #[serde(rename = "gates")]
     pub checks: Vec<String>,
+    /// Commands that prepare a fresh checkout before its checks run (`npm ci`, `uv sync
+    /// --frozen`), in order, from the checkout's root.
+    pub setup: Vec<String>,
     /// Checks the checks cache never serves (`gates_no_cache`).
     #[serde(rename = "gates_no_cache")]
     pub checks_no_cache: Vec<String>,
@@ -273,6 +276,7 @@ impl Default for Config {
             ship: "git push -u origin {branch} && gh pr create --base {base} --head {branch} --title {title} --body-file {body_file}".into(),
             review_comment: "gh pr comment {pr} --body-file {review_file}".into(),
             checks: Vec::new(),
+            setup: Vec::new(),
             checks_no_cache: Vec::new(),
             dev_commands: Vec::new(),
             fixer: "claude -p".into(),
@@ -494,18 +498,27 @@ impl Config {
 
     /// The text `hall init` writes: every key with its default, commented where it is
     /// the default, so the file documents itself.
-    pub fn template(base: &str, gates: &[String]) -> String {
+    pub fn template(base: &str, gates: &[String], setup: &[String]) -> String {
         let d = Config::default();
-        let gates_toml = toml::Value::Array(
-            gates
-                .iter()
-                .map(|g| toml::Value::String(g.clone()))
-                .collect(),
-        );
+        let list = |items: &[String]| {
+            toml::Value::Array(
+                items
+                    .iter()
+                    .map(|g| toml::Value::String(g.clone()))
+                    .collect(),
+            )
+        };
+        let gates_toml = list(gates);
+        let setup_line = if setup.is_empty() {
+            "# setup = []".to_string()
+        } else {
+            format!("setup = {}", list(setup))
+        };
         format!(
             "# Hallmark configuration. Every key is optional; `hall schema config` describes them.\n\
              base = {base}\n\
              gates = {gates_toml}\n\
+             {setup_line}\n\
              # worktree = {worktree}\n\
              # branch = {branch}\n\
              # ship = {ship}\n\
@@ -560,13 +573,20 @@ mod tests {
 
     #[test]
     fn the_init_template_parses_to_the_defaults_plus_base_and_gates() {
-        let c = parse(&Config::template("trunk", &["cargo test".into()])).expect("parses");
+        let c = parse(&Config::template(
+            "trunk",
+            &["cargo test".into()],
+            &["npm ci".into()],
+        ))
+        .expect("parses");
         assert_eq!(c.base, "trunk");
         assert_eq!(c.checks, ["cargo test"]);
+        assert_eq!(c.setup, ["npm ci"]);
         assert_eq!(
             Config {
                 base: "main".into(),
                 checks: vec![],
+                setup: vec![],
                 ..c
             },
             Config::default()

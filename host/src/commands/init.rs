@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
             .clone()
             .unwrap_or_else(|| git::default_base(&root));
         let checks = detect_checks(ctx, &repo, &journal)?;
-        let mut text = Config::template(&base, &checks);
+        let mut text = Config::template(&base, &checks, &[]);
         if let Some(mode) = &args.capture {
             text = text.replace(
                 "# mode = \"gate\"            # gate | ask | off",
