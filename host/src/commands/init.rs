@@ -216,16 +216,22 @@ fn detect_checks(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Resul
     use crate::rooms::types::{ChecksInput, Manifest};
     let root = &repo.main_root;
     let files = git::tracked_files(root).unwrap_or_default();
+    let read = |path: &str| {
+        let content = std::fs::read(root.join(path)).ok()?;
+        Some(Manifest {
+            path: path.to_string(),
+            content: String::from_utf8_lossy(&content).into_owned(),
+        })
+    };
     let manifests = ChecksInput::MANIFESTS
         .iter()
         .filter(|m| files.iter().any(|f| f == *m))
-        .filter_map(|m| {
-            let content = std::fs::read(root.join(m)).ok()?;
-            Some(Manifest {
-                path: m.to_string(),
-                content: String::from_utf8_lossy(&content).into_owned(),
-            })
-        })
+        .filter_map(|m| read(m))
+        .collect();
+    let ci = files
+        .iter()
+        .filter(|f| ChecksInput::is_ci(f))
+        .filter_map(|f| read(f))
         .collect();
     let rooms = crate::hall::policy::runtime()?;
     // No journal config yet: the repo's [rooms] (if any) is read from the base branch
@@ -233,7 +239,11 @@ fn detect_checks(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Resul
     let hall = super::Hall::with(repo.clone(), journal.clone(), Config::load(root)?);
     let room = crate::hall::policy::room(&rooms, Some(&hall), World::Checks)?;
     let report = room
-        .detect_checks(&ChecksInput { files, manifests })?
+        .detect_checks(&ChecksInput {
+            files,
+            manifests,
+            ci,
+        })?
         .map_err(|f| {
             HallError::new(
                 Code::RoomFailed,

@@ -2,10 +2,11 @@
 //! the conversions between their types and the plain types in `types.rs`.
 //!
 //! Kept private so that nothing outside `rooms` depends on generated code. Each
-//! line of the WIT package hall supports has a module here: `v0_2` is `wit/`,
-//! `v0_1` is `wit/frozen/0.1.0/`. Their verdict, merger and condense interfaces
-//! have the same shape, so one set of conversions is stamped out for both; only
-//! check detection (`gates` in 0.1, `checks` from 0.2) is converted apart.
+//! line of the WIT package hall supports has a module here: `v0_3` is `wit/`,
+//! `v0_2` is `wit/frozen/0.2.0/`, `v0_1` is `wit/frozen/0.1.0/`. Their verdict,
+//! merger and condense interfaces have the same shape, so one set of conversions
+//! is stamped out for all; only check detection (`gates` in 0.1, `checks` from
+//! 0.2, with CI files, setup and left-out commands from 0.3) is converted apart.
 
 use super::types as plain;
 
@@ -29,13 +30,22 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.2`, the current line.
-pub(crate) mod v0_2 {
+/// `hall:rooms@0.3`, the current line.
+pub(crate) mod v0_3 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
     unchanged_worlds!("../wit");
+}
+
+/// `hall:rooms@0.2`, frozen: check detection without CI files, setup or left-out.
+pub(crate) mod v0_2 {
+    pub(crate) mod checks {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.2.0", world: "checks-room" });
+        pub(crate) use exports::hall::rooms::checks as api;
+    }
+    unchanged_worlds!("../wit/frozen/0.2.0");
 }
 
 /// `hall:rooms@0.1`, frozen: rooms built before check detection was renamed.
@@ -64,7 +74,11 @@ failure_from!(
     v0_2::checks,
     v0_2::verdict,
     v0_2::merger,
-    v0_2::condense
+    v0_2::condense,
+    v0_3::checks,
+    v0_3::verdict,
+    v0_3::merger,
+    v0_3::condense
 );
 
 // ---------------------------------------------------------------- checks
@@ -77,11 +91,55 @@ fn manifests<M>(input: &plain::ChecksInput, make: impl Fn(String, String) -> M) 
         .collect()
 }
 
-impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
+impl From<&plain::ChecksInput> for v0_3::checks::api::ChecksInput {
     fn from(i: &plain::ChecksInput) -> Self {
+        let make = |m: &plain::Manifest| v0_3::checks::api::Manifest {
+            path: m.path.clone(),
+            content: m.content.clone(),
+        };
         Self {
             files: i.files.clone(),
-            manifests: manifests(i, |path, content| v0_2::checks::api::Manifest {
+            manifests: i.manifests.iter().map(make).collect(),
+            ci: i.ci.iter().map(make).collect(),
+        }
+    }
+}
+
+fn checks_from<C>(checks: Vec<C>, parts: impl Fn(C) -> (String, String)) -> Vec<plain::Check> {
+    checks
+        .into_iter()
+        .map(|c| {
+            let (command, source) = parts(c);
+            plain::Check { command, source }
+        })
+        .collect()
+}
+
+impl From<v0_3::checks::api::Detection> for plain::Detection {
+    fn from(r: v0_3::checks::api::Detection) -> Self {
+        Self {
+            checks: checks_from(r.checks, |c| (c.command, c.source)),
+            setup: checks_from(r.setup, |c| (c.command, c.source)),
+            left_out: r
+                .left_out
+                .into_iter()
+                .map(|l| plain::LeftOut {
+                    command: l.command,
+                    source: l.source,
+                    reason: l.reason,
+                })
+                .collect(),
+            notes: r.notes,
+        }
+    }
+}
+
+impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
+    fn from(i: &plain::ChecksInput) -> Self {
+        let i = i.before_0_3();
+        Self {
+            files: i.files.clone(),
+            manifests: manifests(&i, |path, content| v0_2::checks::api::Manifest {
                 path,
                 content,
             }),
@@ -92,14 +150,9 @@ impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
 impl From<v0_2::checks::api::Detection> for plain::Detection {
     fn from(r: v0_2::checks::api::Detection) -> Self {
         Self {
-            checks: r
-                .checks
-                .into_iter()
-                .map(|c| plain::Check {
-                    command: c.command,
-                    source: c.source,
-                })
-                .collect(),
+            checks: checks_from(r.checks, |c| (c.command, c.source)),
+            setup: Vec::new(),
+            left_out: Vec::new(),
             notes: r.notes,
         }
     }
@@ -107,9 +160,10 @@ impl From<v0_2::checks::api::Detection> for plain::Detection {
 
 impl From<&plain::ChecksInput> for v0_1::gates::api::GatesInput {
     fn from(i: &plain::ChecksInput) -> Self {
+        let i = i.before_0_3();
         Self {
             files: i.files.clone(),
-            manifests: manifests(i, |path, content| v0_1::gates::api::Manifest {
+            manifests: manifests(&i, |path, content| v0_1::gates::api::Manifest {
                 path,
                 content,
             }),
@@ -120,14 +174,9 @@ impl From<&plain::ChecksInput> for v0_1::gates::api::GatesInput {
 impl From<v0_1::gates::api::GateReport> for plain::Detection {
     fn from(r: v0_1::gates::api::GateReport) -> Self {
         Self {
-            checks: r
-                .gates
-                .into_iter()
-                .map(|g| plain::Check {
-                    command: g.command,
-                    source: g.source,
-                })
-                .collect(),
+            checks: checks_from(r.gates, |g| (g.command, g.source)),
+            setup: Vec::new(),
+            left_out: Vec::new(),
             notes: r.notes,
         }
     }
@@ -335,3 +384,4 @@ macro_rules! unchanged_conversions {
 }
 unchanged_conversions!(v0_1);
 unchanged_conversions!(v0_2);
+unchanged_conversions!(v0_3);

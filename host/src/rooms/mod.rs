@@ -48,7 +48,7 @@ pub use error::{FailureKind, RoomError};
 pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
-use bindings::{v0_1, v0_2};
+use bindings::{v0_1, v0_2, v0_3};
 use sandbox::{Call, Ctx};
 use world::Line;
 pub use world::World;
@@ -58,15 +58,16 @@ pub const PACKAGE: &str = "hall:rooms";
 
 /// The `major.minor` lines of the package this hall can run, oldest first. A
 /// version line is added when a new binding module lands in `bindings.rs`.
-pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2)];
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2), (0, 3)];
 
 /// The package version hall's own rooms and the SDK are built against.
-pub const CURRENT_VERSION: &str = "0.2.0";
+pub const CURRENT_VERSION: &str = "0.3.0";
 
 /// One world's exports, bound at the line the room was built against.
-enum Bound<Old, New> {
-    V0_1(Old),
-    V0_2(New),
+enum Bound<A, B, C> {
+    V0_1(A),
+    V0_2(B),
+    V0_3(C),
 }
 
 /// Calls one export of a room's world in a fresh sandbox (`$room.call`): looks up
@@ -89,6 +90,7 @@ macro_rules! on_line {
         match $bound {
             Bound::V0_1($e) => $body,
             Bound::V0_2($e) => $body,
+            Bound::V0_3($e) => $body,
         }
     };
 }
@@ -396,10 +398,34 @@ struct TypedPre {
 
 /// The export indices of a room, one variant per world.
 enum Exports {
-    Checks(Bound<v0_1::gates::GatesRoomIndices, v0_2::checks::ChecksRoomIndices>),
-    Verdict(Bound<v0_1::verdict::VerdictRoomIndices, v0_2::verdict::VerdictRoomIndices>),
-    Merger(Bound<v0_1::merger::MergerRoomIndices, v0_2::merger::MergerRoomIndices>),
-    Condense(Bound<v0_1::condense::CondenseRoomIndices, v0_2::condense::CondenseRoomIndices>),
+    Checks(
+        Bound<
+            v0_1::gates::GatesRoomIndices,
+            v0_2::checks::ChecksRoomIndices,
+            v0_3::checks::ChecksRoomIndices,
+        >,
+    ),
+    Verdict(
+        Bound<
+            v0_1::verdict::VerdictRoomIndices,
+            v0_2::verdict::VerdictRoomIndices,
+            v0_3::verdict::VerdictRoomIndices,
+        >,
+    ),
+    Merger(
+        Bound<
+            v0_1::merger::MergerRoomIndices,
+            v0_2::merger::MergerRoomIndices,
+            v0_3::merger::MergerRoomIndices,
+        >,
+    ),
+    Condense(
+        Bound<
+            v0_1::condense::CondenseRoomIndices,
+            v0_2::condense::CondenseRoomIndices,
+            v0_3::condense::CondenseRoomIndices,
+        >,
+    ),
 }
 
 impl TypedPre {
@@ -407,10 +433,11 @@ impl TypedPre {
     /// their types are checked on instantiation.
     fn new(world: World, line: Line, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
         macro_rules! bind {
-            ($variant:ident, $old:ty, $new:ty) => {
+            ($variant:ident, $a:ty, $b:ty, $c:ty) => {
                 Exports::$variant(match line {
-                    Line::V0_1 => Bound::V0_1(<$old>::new(&pre)?),
-                    Line::V0_2 => Bound::V0_2(<$new>::new(&pre)?),
+                    Line::V0_1 => Bound::V0_1(<$a>::new(&pre)?),
+                    Line::V0_2 => Bound::V0_2(<$b>::new(&pre)?),
+                    Line::V0_3 => Bound::V0_3(<$c>::new(&pre)?),
                 })
             };
         }
@@ -418,22 +445,26 @@ impl TypedPre {
             World::Checks => bind!(
                 Checks,
                 v0_1::gates::GatesRoomIndices,
-                v0_2::checks::ChecksRoomIndices
+                v0_2::checks::ChecksRoomIndices,
+                v0_3::checks::ChecksRoomIndices
             ),
             World::Verdict => bind!(
                 Verdict,
                 v0_1::verdict::VerdictRoomIndices,
-                v0_2::verdict::VerdictRoomIndices
+                v0_2::verdict::VerdictRoomIndices,
+                v0_3::verdict::VerdictRoomIndices
             ),
             World::Merger => bind!(
                 Merger,
                 v0_1::merger::MergerRoomIndices,
-                v0_2::merger::MergerRoomIndices
+                v0_2::merger::MergerRoomIndices,
+                v0_3::merger::MergerRoomIndices
             ),
             World::Condense => bind!(
                 Condense,
                 v0_1::condense::CondenseRoomIndices,
-                v0_2::condense::CondenseRoomIndices
+                v0_2::condense::CondenseRoomIndices,
+                v0_3::condense::CondenseRoomIndices
             ),
         };
         Ok(Self { pre, exports })
@@ -501,6 +532,7 @@ impl Room {
         match bound {
             Bound::V0_1(e) => invoke!(self, e, hall_rooms_gates.call_detect(&input.into())),
             Bound::V0_2(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
+            Bound::V0_3(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
         }
     }
 

@@ -42,6 +42,10 @@ pub struct ChecksInput {
     /// The root-level manifests found among `files` (see [`ChecksInput::MANIFESTS`]).
     #[serde(default)]
     pub manifests: Vec<Manifest>,
+    /// The CI definitions found among `files` (see [`ChecksInput::is_ci`]); rooms
+    /// built for `hall:rooms@0.2` and older never see them.
+    #[serde(default)]
+    pub ci: Vec<Manifest>,
 }
 
 impl ChecksInput {
@@ -60,7 +64,53 @@ impl ChecksInput {
         "justfile",
         "Justfile",
         ".justfile",
+        // Read from hall:rooms@0.3 on.
+        "noxfile.py",
+        "Taskfile.yml",
+        "Taskfile.yaml",
+        ".pre-commit-config.yaml",
+        "configure.ac",
+        "scripts/check",
+        "scripts/check.sh",
+        "scripts/test",
+        "scripts/test.sh",
+        "scripts/lint",
+        "scripts/lint.sh",
     ];
+
+    /// How many of [`ChecksInput::MANIFESTS`] rooms built for `hall:rooms@0.2` and
+    /// older were promised; they are given only those.
+    pub const MANIFESTS_BEFORE_0_3: usize = 13;
+
+    /// True for a CI definition the checks room reads as evidence.
+    pub fn is_ci(path: &str) -> bool {
+        if let Some(name) = path.strip_prefix(".github/workflows/") {
+            return !name.contains('/') && (name.ends_with(".yml") || name.ends_with(".yaml"));
+        }
+        [
+            ".gitlab-ci.yml",
+            ".circleci/config.yml",
+            "azure-pipelines.yml",
+            ".travis.yml",
+        ]
+        .contains(&path)
+    }
+
+    /// The input as a room built before `hall:rooms@0.3` was promised it: the
+    /// original manifests only, and no CI files.
+    pub fn before_0_3(&self) -> ChecksInput {
+        let old = &Self::MANIFESTS[..Self::MANIFESTS_BEFORE_0_3];
+        ChecksInput {
+            files: self.files.clone(),
+            manifests: self
+                .manifests
+                .iter()
+                .filter(|m| old.contains(&m.path.as_str()))
+                .cloned()
+                .collect(),
+            ci: Vec::new(),
+        }
+    }
 }
 
 /// One proposed check.
@@ -72,11 +122,28 @@ pub struct Check {
     pub source: String,
 }
 
+/// A command the checks room considered and did not propose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LeftOut {
+    /// The command line.
+    pub command: String,
+    /// The file it came from.
+    pub source: String,
+    /// Why it is not a check.
+    pub reason: String,
+}
+
 /// The checks room's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Detection {
     /// Checks in run order.
     pub checks: Vec<Check>,
+    /// Commands preparing a fresh checkout (empty from rooms before 0.3).
+    #[serde(default)]
+    pub setup: Vec<Check>,
+    /// Commands considered and left out, with the reason (empty from rooms before 0.3).
+    #[serde(default)]
+    pub left_out: Vec<LeftOut>,
     /// Observations for people; never fatal.
     pub notes: Vec<String>,
 }

@@ -13,8 +13,10 @@ use super::{PACKAGE, RoomError};
 pub(crate) enum Line {
     /// `0.1.x`, frozen in `wit/frozen/0.1.0/`; check detection is `gates` there.
     V0_1,
-    /// `0.2.x`, the current `wit/`.
+    /// `0.2.x`, frozen in `wit/frozen/0.2.0/`.
     V0_2,
+    /// `0.3.x`, the current `wit/`.
+    V0_3,
 }
 
 impl Line {
@@ -24,6 +26,7 @@ impl Line {
         match (parts.next().flatten(), parts.next().flatten()) {
             (Some(0), Some(1)) => Some(Line::V0_1),
             (Some(0), Some(2)) => Some(Line::V0_2),
+            (Some(0), Some(3)) => Some(Line::V0_3),
             _ => None,
         }
     }

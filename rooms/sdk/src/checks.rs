@@ -10,13 +10,15 @@ wit_bindgen::generate!({
 });
 
 pub use self::exports::hall::rooms::checks::{
-    Check, ChecksInput, Detection, Failure, Guest as ChecksRoom, Manifest,
+    Check, ChecksInput, Detection, Failure, Guest as ChecksRoom, LeftOut, Manifest,
 };
 
 /// The names the built-in rules read; `model` lets the same rules file compile
 /// against the host's plain Rust types too.
 mod model {
-    pub use super::exports::hall::rooms::checks::{Check, ChecksInput, Detection, Failure};
+    pub use super::exports::hall::rooms::checks::{
+        Check, ChecksInput, Detection, Failure, LeftOut,
+    };
 }
 
 #[path = "rules/checks.rs"]

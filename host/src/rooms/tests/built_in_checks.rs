@@ -149,6 +149,7 @@ fn checks_room_table() {
         let input = ChecksInput {
             files: case.files.iter().map(|s| s.to_string()).collect(),
             manifests: case.manifests,
+            ci: Vec::new(),
         };
         let report = room
             .detect_checks(&input)

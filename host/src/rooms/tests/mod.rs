@@ -25,6 +25,7 @@ const WRONG_SIGNATURE: &[u8] = include_bytes!(env!("HALL_FIXTURE_WRONG_SIGNATURE
 const TRAPPING: &[u8] = include_bytes!(env!("HALL_FIXTURE_TRAPPING_WASM"));
 const NOISY: &[u8] = include_bytes!(env!("HALL_FIXTURE_NOISY_WASM"));
 const FROZEN_0_1: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_1_WASM"));
+const FROZEN_0_2: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_2_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -48,6 +49,7 @@ fn some_input() -> ChecksInput {
     ChecksInput {
         files: vec!["a".into(), "b".into(), "c".into()],
         manifests: Vec::new(),
+        ci: Vec::new(),
     }
 }
 
@@ -56,6 +58,7 @@ fn asking(mode: &str) -> ChecksInput {
     ChecksInput {
         files: vec![mode.into()],
         manifests: Vec::new(),
+        ci: Vec::new(),
     }
 }
 
@@ -87,7 +90,7 @@ fn assert_host_unharmed() {
     let report = room
         .detect_checks(&ChecksInput {
             files: vec!["Cargo.toml".into()],
-            manifests: Vec::new(),
+            ..ChecksInput::default()
         })
         .expect("call")
         .expect("answer");
@@ -386,7 +389,7 @@ fn a_room_for_another_world_is_refused() {
     let message = err.message();
     assert!(
         message.contains(
-            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.2.0, not the merger world"
+            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.3.0, not the merger world"
         ),
         "{message}"
     );
@@ -402,11 +405,11 @@ fn an_unsupported_version_is_explained() {
                 path: "future.wasm".into(),
             },
         )
-        .expect_err("version 0.3 is not supported");
+        .expect_err("version 0.4 is not supported");
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     assert_eq!(
         err.message(),
-        "room future.wasm exports hall:rooms/merger@0.3.0; this hall supports hall:rooms/merger 0.1, 0.2"
+        "room future.wasm exports hall:rooms/merger@0.4.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3"
     );
 }
 
@@ -554,7 +557,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.component);
     assert_eq!(report.runnable, vec![World::Merger]);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.2.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.3.0");
     assert!(
         report.imports.iter().all(|i| i.starts_with("wasi:")),
         "{:?}",
@@ -566,7 +569,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.runnable.is_empty());
     assert!(!report.implements[0].supported);
     assert!(
-        report.problems[0].contains("merger@0.3.0"),
+        report.problems[0].contains("merger@0.4.0"),
         "{:?}",
         report.problems
     );
@@ -732,6 +735,66 @@ fn a_room_built_against_the_frozen_line_still_runs() {
     assert_eq!(World::of_export("gates", "0.2.0"), None);
     assert_eq!(World::of_export("checks", "0.1.0"), None);
     assert_eq!(World::of_export("checks", "0.2.0"), Some(World::Checks));
+}
+
+/// A room built against the frozen `hall:rooms@0.2.0` runs through the 0.2
+/// bindings: it is given only the manifests 0.2 promised, no CI files, and its
+/// answer reads as one with no setup and nothing left out.
+#[test]
+fn a_room_built_against_the_frozen_0_2_line_still_runs() {
+    let source = || RoomSource::File {
+        path: "frozen-0-2.wasm".into(),
+    };
+    let report = rooms().check(FROZEN_0_2);
+    let exports: Vec<&str> = report
+        .implements
+        .iter()
+        .map(|i| i.export.as_str())
+        .collect();
+    assert_eq!(
+        exports,
+        ["hall:rooms/checks@0.2.0", "hall:rooms/condense@0.2.0"],
+        "{report:?}"
+    );
+    assert!(report.implements.iter().all(|i| i.supported));
+    assert_eq!(report.runnable, vec![World::Checks, World::Condense]);
+
+    let checks = rooms()
+        .load(World::Checks, FROZEN_0_2, source())
+        .expect("0.2 check detection loads");
+    assert_eq!(checks.info().version, "0.2.0");
+    let manifest = |path: &str| Manifest {
+        path: path.into(),
+        content: "x".into(),
+    };
+    let input = ChecksInput {
+        files: vec!["Cargo.toml".into(), "Taskfile.yml".into(), ".github/workflows/ci.yml".into()],
+        manifests: vec![manifest("Cargo.toml"), manifest("Taskfile.yml")],
+        ci: vec![manifest(".github/workflows/ci.yml")],
+    };
+    let found = checks.detect_checks(&input).expect("call").expect("answer");
+    assert_eq!(found.checks[0].command, "frozen-check 3");
+    assert_eq!(
+        found.notes,
+        ["answered through hall:rooms/checks@0.2.0", "manifests: Cargo.toml"]
+    );
+    assert!(found.setup.is_empty() && found.left_out.is_empty());
+
+    let condense = rooms()
+        .load(World::Condense, FROZEN_0_2, source())
+        .expect("0.2 condense loads");
+    let condensed = condense
+        .condense(&CondenseInput {
+            command: "make".into(),
+            exit_code: 0,
+            output: "four".into(),
+            log: "log".into(),
+        })
+        .expect("call")
+        .expect("answer");
+    assert_eq!(condensed.text, "0.2.0 saw 4 bytes");
+    assert_eq!(World::of_export("checks", "0.3.0"), Some(World::Checks));
+    assert_eq!(World::of_export("gates", "0.3.0"), None);
 }
 
 // ---------------------------------------------------------------- run_json

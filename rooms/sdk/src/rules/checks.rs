@@ -112,7 +112,12 @@ pub fn detect(input: &ChecksInput) -> Result<Detection, Failure> {
     if out.is_empty() {
         notes.push("no checks detected; list them under `gates` in .hallmark.toml".to_string());
     }
-    Ok(Detection { checks: out, notes })
+    Ok(Detection {
+        checks: out,
+        setup: Vec::new(),
+        left_out: Vec::new(),
+        notes,
+    })
 }
 
 fn check(command: &str, source: &str) -> Check {
