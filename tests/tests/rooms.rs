@@ -50,7 +50,7 @@ fn init_detects_checks_with_the_checks_room_and_records_which_room_decided() {
         .map(|g| g.as_str().expect("g"))
         .collect();
     for g in [
-        "pnpm run test",
+        "pnpm test",
         "pnpm run lint",
         "go test ./...",
         "go vet ./...",
@@ -61,8 +61,36 @@ fn init_detects_checks_with_the_checks_room_and_records_which_room_decided() {
         !checks.iter().any(|g| g.contains("dev")),
         "a dev server is not a check: {checks:?}"
     );
+    // The reply says where each came from, what setup it wrote and what it left out.
+    let detection = &v["detection"];
+    assert_eq!(
+        detection["picked"].as_array().map(Vec::len),
+        Some(checks.len())
+    );
+    assert_eq!(
+        detection["setup"][0]["command"],
+        "pnpm install --frozen-lockfile"
+    );
+    assert_eq!(detection["setup"][0]["source"], "pnpm-lock.yaml");
+    let dev = detection["left_out"]
+        .as_array()
+        .expect("left_out")
+        .iter()
+        .find(|l| l["command"] == "pnpm run dev")
+        .expect("the dev server is reported");
+    assert!(
+        dev["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("never terminates"),
+        "{dev}"
+    );
     let config = std::fs::read_to_string(sb.repo.join(".hallmark.toml")).expect("config");
     assert!(config.contains("\"go vet ./...\""), "{config}");
+    assert!(
+        config.contains("setup = [\"pnpm install --frozen-lockfile\"]"),
+        "{config}"
+    );
     let log = sb.hall(&sb.repo, &["log", "--kind", "room_used"]).ok();
     assert_eq!(log["events"].as_array().map(Vec::len), Some(1));
     let raw =

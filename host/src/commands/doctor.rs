@@ -102,6 +102,9 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
                     .ok()
                     .map(|rules| super::Hall::with(repo.clone(), journal.clone(), rules.config));
                 add("rooms", true, check_rooms(hall.as_ref()));
+                if let Some(h) = hall.as_ref() {
+                    add("gates", false, check_gates(&h.config, &repo.main_root));
+                }
                 add("index", true, check_index(&journal));
                 add("signers", false, check_signers(&repo));
                 add("sessions", false, check_sessions());
@@ -138,6 +141,74 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
         reply.exit = FAILED;
     }
     Ok(reply)
+}
+
+/// Every gate's command can start here: its first word is on PATH, a shell builtin, or
+/// a script in the repository. Zero gates is a warning too: nothing would be checked.
+fn check_gates(
+    config: &Config,
+    root: &std::path::Path,
+) -> std::result::Result<String, (String, String)> {
+    let path = Config::path(root);
+    if config.checks.is_empty() {
+        return Err((
+            "no gates: work would be reviewed without any command proving it".into(),
+            format!(
+                "list the repository's checks under `gates` in {} and commit it",
+                path.display()
+            ),
+        ));
+    }
+    let missing: Vec<String> = config
+        .checks
+        .iter()
+        .chain(&config.setup)
+        .filter_map(|c| gate_program(c).filter(|p| !runnable(p, root)))
+        .collect();
+    if missing.is_empty() {
+        return Ok(format!(
+            "{} gate{}, each command found",
+            config.checks.len(),
+            if config.checks.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Err((
+        format!("not found on PATH: {}", missing.join(", ")),
+        format!(
+            "install {} or change `gates` in {}",
+            missing.join(", "),
+            path.display()
+        ),
+    ))
+}
+
+/// The program a command line starts, after `VAR=value` assignments and `cd dir &&`.
+fn gate_program(command: &str) -> Option<String> {
+    let last = command.rsplit("&&").next().unwrap_or(command);
+    let first = if command.trim_start().starts_with("cd ") {
+        last
+    } else {
+        command
+    };
+    first
+        .split_whitespace()
+        .find(|w| !w.contains('=') || w.starts_with(['.', '/']))
+        .map(str::to_string)
+}
+
+fn runnable(program: &str, root: &std::path::Path) -> bool {
+    const BUILTINS: &[&str] = &[
+        "cd", "test", "[", "true", "false", "echo", "exit", "export", "set", "!",
+    ];
+    if BUILTINS.contains(&program) {
+        return true;
+    }
+    if program.contains('/') {
+        return root.join(program).is_file() || std::path::Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
 }
 
 /// The rules in effect: the base branch's committed `.hallmark.toml`.

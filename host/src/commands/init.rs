@@ -28,10 +28,60 @@ pub struct InitReply {
     /// Files created or changed by this run (empty on a repeat).
     pub wrote: Vec<String>,
     pub registered: bool,
+    /// What check detection found, when this run wrote `.hallmark.toml`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detection: Option<DetectionReply>,
     /// With `--signers`: the allowed_signers file that lists your key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signers: Option<String>,
     pub next: Vec<String>,
+}
+
+/// Which checks the checks room picked for `gates`, which it left out and why, and the
+/// setup commands it wrote.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct DetectionReply {
+    /// The gates written, in run order, with the file that suggested each.
+    pub picked: Vec<crate::rooms::types::Check>,
+    /// The setup commands written.
+    pub setup: Vec<crate::rooms::types::Check>,
+    /// Commands considered and not written, with the reason.
+    pub left_out: Vec<crate::rooms::types::LeftOut>,
+    /// The room's other observations.
+    pub notes: Vec<String>,
+}
+
+impl DetectionReply {
+    fn text(&self) -> String {
+        let mut out = Vec::new();
+        if self.picked.is_empty() {
+            out.push("No gates detected.".to_string());
+        } else {
+            out.push("Gates:".to_string());
+            out.extend(
+                self.picked
+                    .iter()
+                    .map(|c| format!("  {}  (from {})", c.command, c.source)),
+            );
+        }
+        if !self.setup.is_empty() {
+            out.push("Setup:".to_string());
+            out.extend(
+                self.setup
+                    .iter()
+                    .map(|c| format!("  {}  (from {})", c.command, c.source)),
+            );
+        }
+        if !self.left_out.is_empty() {
+            out.push("Left out:".to_string());
+            out.extend(
+                self.left_out
+                    .iter()
+                    .map(|l| format!("  {}  (from {}): {}", l.command, l.source, l.reason)),
+            );
+        }
+        out.join("\n")
+    }
 }
 
 pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
@@ -45,6 +95,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     journal.init().at(journal.root())?;
 
     let config_path = Config::path(&root);
+    let mut detection = None;
     let config = if config_path.exists() {
         let c = Config::load(&root)?;
         if let Some(mode) = &args.capture
@@ -68,8 +119,17 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
             .base
             .clone()
             .unwrap_or_else(|| git::default_base(&root));
-        let checks = detect_checks(ctx, &repo, &journal)?;
-        let mut text = Config::template(&base, &checks, &[]);
+        let found = detect_checks(ctx, &repo, &journal)?;
+        let commands = |list: &[crate::rooms::types::Check]| {
+            list.iter().map(|c| c.command.clone()).collect::<Vec<_>>()
+        };
+        let mut text = Config::template(&base, &commands(&found.checks), &commands(&found.setup));
+        detection = Some(DetectionReply {
+            picked: found.checks,
+            setup: found.setup,
+            left_out: found.left_out,
+            notes: found.notes,
+        });
         if let Some(mode) = &args.capture {
             text = text.replace(
                 "# mode = \"gate\"            # gate | ask | off",
@@ -146,6 +206,19 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
             config.base
         ));
     }
+    if detection.as_ref().is_some_and(|d| d.picked.is_empty()) {
+        warnings.push(format!(
+            "no gates detected: work would be reviewed without any command proving it; list the repository's checks under `gates` in {}",
+            config_path.display()
+        ));
+        next.insert(
+            0,
+            format!(
+                "edit {} and list the checks under `gates`",
+                config_path.display()
+            ),
+        );
+    }
     next.push("hall new --title \"…\"".to_string());
     next.push("hall doctor".to_string());
     let reply = InitReply {
@@ -154,15 +227,21 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         config: config_path.display().to_string(),
         base: config.base.clone(),
         checks: config.checks.clone(),
+        detection,
         wrote,
         registered,
         signers: signers.map(|(p, _)| p.display().to_string()),
         next,
     };
     let text = format!(
-        "Hallmark is set up in {} (base {}).\n{}\n{}",
+        "Hallmark is set up in {} (base {}).\n{}{}\n{}",
         reply.repo,
         reply.base,
+        reply
+            .detection
+            .as_ref()
+            .map(|d| format!("{}\n", d.text()))
+            .unwrap_or_default(),
         if reply.wrote.is_empty() {
             "Nothing to add.".to_string()
         } else {
@@ -209,9 +288,13 @@ const SIGNERS_HEADER: &str =
 # `hall init --signers` and commit the file on the base branch.
 ";
 
-/// Asks the checks room which checks this repository has, from its tracked files and
-/// root manifests, and records which room decided.
-fn detect_checks(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Result<Vec<String>> {
+/// Asks the checks room which checks this repository has, from its tracked files, root
+/// manifests and CI definitions, and records which room decided.
+fn detect_checks(
+    ctx: &Ctx,
+    repo: &crate::git::Repo,
+    journal: &Journal,
+) -> Result<crate::rooms::types::Detection> {
     use crate::rooms::World;
     use crate::rooms::types::{ChecksInput, Manifest};
     let root = &repo.main_root;
@@ -252,7 +335,7 @@ fn detect_checks(ctx: &Ctx, repo: &crate::git::Repo, journal: &Journal) -> Resul
             .hint("hall rooms list")
         })?;
     journal.append_repo(&[crate::hall::policy::used(ctx, None, room.info())])?;
-    Ok(report.checks.into_iter().map(|c| c.command).collect())
+    Ok(report)
 }
 
 fn capture_name(m: CaptureMode) -> &'static str {

@@ -24,4 +24,7 @@ mod model {
 #[path = "rules/checks.rs"]
 mod rules;
 
+#[path = "rules/checks_sources.rs"]
+mod sources;
+
 pub use rules::detect as standard_detect;
