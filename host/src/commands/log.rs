@@ -207,6 +207,9 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Reopened { reason, .. } => reason.clone(),
         EventKind::Restored {} => "CI passed on a re-run".into(),
         EventKind::RebaseRequested { base } => format!("rebase onto {base}"),
+        EventKind::FollowThrough { kind, brief } => {
+            format!("a dev run is due ({}): {brief}", kind.as_str())
+        }
         EventKind::Delivered { pr, merged: true } => format!("{pr} merged"),
         EventKind::Delivered { pr, merged: false } => format!("{pr} closed without merging"),
         EventKind::WorktreeRemoved { path } => format!("worktree {path} removed"),

@@ -10,11 +10,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::config::MergeUpdate;
 use crate::error::{HallError, Result};
 use crate::gh::{self, GhError};
 use crate::git;
 use crate::hall::{Ctx, Hall};
-use crate::item::{Action, EventKind, HoldKind, Item, ItemId, Sha, State};
+use crate::item::{Action, EventKind, FollowKind, HoldKind, Item, ItemId, Sha, State};
 
 /// What one watch did.
 #[derive(Debug, Default)]
@@ -93,7 +94,9 @@ fn watched(hall: &Hall) -> Result<Vec<Followed>> {
         };
         let follow = match row.state {
             State::Closed => item.delivered.is_none(),
-            _ => item.ci_reopened_at.is_some() && item.hold.is_none(),
+            // Reopened for red CI and waiting on the re-run; once a dev run is due,
+            // the loop has the item.
+            _ => item.ci_reopened_at.is_some() && item.hold.is_none() && item.follow.is_none(),
         };
         if follow {
             out.push(Followed {
@@ -120,6 +123,10 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
     out.calls += 1;
     let open: BTreeMap<u64, &gh::PullRequest> = open.iter().map(|p| (p.number, p)).collect();
     let office = ctx.acting_as("delivery");
+    // The base as origin has it now, to see which PRs are behind on their own files.
+    let base = hall.config.base.clone();
+    let fetched = git::has_remote(dir, "origin") && git::fetch(dir, "origin", &base).is_ok();
+    let onto = fetched.then(|| format!("origin/{base}"));
     for Followed {
         id,
         url,
@@ -130,7 +137,14 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
         if let Some(pr) = open.get(&number) {
             let did = match &ci_at {
                 Some(at) => after_ci_reopen(hall, &office, id, number, at, pr)?,
-                None => follow(hall, &office, id, number, pr, &mut out.calls)?,
+                None => follow(
+                    hall,
+                    &office,
+                    (id, number),
+                    pr,
+                    onto.as_deref(),
+                    &mut out.calls,
+                )?,
             };
             out.did.extend(did);
             continue;
@@ -204,11 +218,17 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
 fn follow(
     hall: &Hall,
     office: &Ctx,
-    id: ItemId,
-    number: u64,
+    (id, number): (ItemId, u64),
     pr: &gh::PullRequest,
+    onto: Option<&str>,
     calls: &mut usize,
 ) -> Result<Option<String>> {
+    let behind = match onto {
+        Some(onto) if hall.config.merge.update == MergeUpdate::Files => {
+            behind_on_files(&hall.repo.main_root, &pr.head_ref_oid, onto)
+        }
+        _ => Vec::new(),
+    };
     // A request for changes counts when it was given at the PR's head: one given at an
     // earlier head was answered by the push that moved it.
     let asked: Vec<String> = pr
@@ -219,25 +239,36 @@ fn follow(
         .collect();
     let ci = pr.ci();
     let mut ci_at = None;
-    let reason = if pr.mergeable == "CONFLICTING" {
-        format!(
+    let (reason, follow) = if pr.mergeable == "CONFLICTING" {
+        let reason = format!(
             "PR #{number} conflicts with {}: rebase it onto {0}",
             pr.base_ref_name
-        )
+        );
+        (reason, Some(FollowKind::Conflict))
+    } else if !behind.is_empty() {
+        let reason = format!(
+            "PR #{number} is behind {} on its own files ({}): rebase it onto {0}",
+            pr.base_ref_name,
+            behind.join(", ")
+        );
+        (reason, Some(FollowKind::Conflict))
     } else if pr.review_decision == "CHANGES_REQUESTED" && !asked.is_empty() {
-        format!("PR #{number}: changes requested ({})", asked.join("; "))
+        let reason = format!("PR #{number}: changes requested ({})", asked.join("; "));
+        (reason, Some(FollowKind::Feedback))
     } else if let gh::Ci::Red { failed, .. } = &ci {
         ci_at = pr.head();
-        format!(
+        // The dev run waits for the re-run: a flaky check needs no model run.
+        let reason = format!(
             "PR #{number}: CI failed at {} ({}); its failed jobs are re-run first",
             Sha::new(&*pr.head_ref_oid).short(),
             failed.join(", ")
-        )
+        );
+        (reason, None)
     } else {
         return Ok(None);
     };
     let mut change = hall.change(office, id);
-    if pr.mergeable == "CONFLICTING" {
+    if follow == Some(FollowKind::Conflict) {
         let base = pr.base_ref_name.clone();
         change = change.grounded_on([office.event(Some(id), EventKind::RebaseRequested { base })]);
     }
@@ -245,6 +276,7 @@ fn follow(
         (item.state == State::Closed).then(|| Action::Reopen {
             reason: reason.clone(),
             ci_at: ci_at.clone(),
+            follow,
         })
     })?;
     if !applied.changed() {
@@ -263,6 +295,22 @@ fn follow(
         }
     }
     Ok(Some(did))
+}
+
+/// The files the PR at `head` changes that its base (`onto`) has changed too since
+/// they parted (`[merge] update = "files"`). Empty when git can't tell (a head this
+/// clone doesn't have): the conflict check still stands.
+fn behind_on_files(dir: &Path, head: &str, onto: &str) -> Vec<String> {
+    let Ok(fork) = git::merge_base(dir, onto, head) else {
+        return Vec::new();
+    };
+    let (Ok(ours), Ok(theirs)) = (
+        git::files_between(dir, fork.as_str(), head),
+        git::files_between(dir, fork.as_str(), onto),
+    ) else {
+        return Vec::new();
+    };
+    ours.into_iter().filter(|f| theirs.contains(f)).collect()
 }
 
 /// An item reopened for red CI at `at`, while its PR head is still `at`: a pass there
@@ -290,14 +338,23 @@ fn after_ci_reopen(
                 at.short(),
                 failed.join(", ")
             );
-            let did = format!("{id} held: {reason}");
-            (
-                Action::Hold {
+            // One dev run tries a fix; CI red again after it is a person's (ADR 0031).
+            if hall.item(id)?.ci_fixes == 0 {
+                let did = format!("{id}: a dev run is due: {reason}");
+                let action = Action::FollowThrough {
+                    kind: FollowKind::Ci,
+                    brief: reason,
+                };
+                (action, did)
+            } else {
+                let reason = format!("{reason}, and a dev run's fix did not make it pass");
+                let did = format!("{id} held: {reason}");
+                let action = Action::Hold {
                     kind: HoldKind::CiFailed,
                     reason,
-                },
-                did,
-            )
+                };
+                (action, did)
+            }
         }
         _ => return Ok(None),
     };

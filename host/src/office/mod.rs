@@ -12,6 +12,7 @@
 pub mod budget;
 pub mod checks;
 pub mod delivery;
+pub mod develop;
 pub mod fix;
 pub mod lease;
 pub mod resume;
@@ -71,6 +72,8 @@ pub enum Phase {
     Review,
     /// The fixer's run.
     Fix,
+    /// A Delivery office dev run on a reopened item (a conflict, comments, red CI).
+    Develop,
     /// Rebase, ship and close.
     Ship,
 }
@@ -81,6 +84,7 @@ impl Phase {
             Phase::Checks => "checks",
             Phase::Review => "review",
             Phase::Fix => "fix",
+            Phase::Develop => "develop",
             Phase::Ship => "ship",
         }
     }
@@ -89,14 +93,14 @@ impl Phase {
     pub fn role(self) -> Role {
         match self {
             Phase::Checks | Phase::Review => Role::Assayer,
-            Phase::Fix => Role::Fixer,
+            Phase::Fix | Phase::Develop => Role::Fixer,
             Phase::Ship => Role::Shipper,
         }
     }
 
     /// Whether the phase runs a model (and so waits out a pause of the model workers).
     pub fn runs_a_model(self) -> bool {
-        matches!(self, Phase::Review | Phase::Fix)
+        matches!(self, Phase::Review | Phase::Fix | Phase::Develop)
     }
 
     /// How many steps of this phase may run at once in the repository.
@@ -105,7 +109,7 @@ impl Phase {
         match self {
             Phase::Checks => p.checks,
             Phase::Review => p.review,
-            Phase::Fix => p.fix,
+            Phase::Fix | Phase::Develop => p.fix,
             Phase::Ship => p.ship,
         }
     }
@@ -134,6 +138,7 @@ pub fn work_for(item: &Item) -> Option<Phase> {
         State::Review => Some(Phase::Review),
         State::Fixing => Some(Phase::Fix),
         State::Hallmarked => Some(Phase::Ship),
+        State::Development if item.follow.is_some() => Some(Phase::Develop),
         _ => None,
     }
 }
@@ -163,6 +168,7 @@ pub fn step(
         Phase::Checks => checks::run(hall, &ctx, id, &item)?,
         Phase::Review => review::run(hall, &ctx, id, &item)?,
         Phase::Fix => fix::run(hall, &ctx, id, &item)?,
+        Phase::Develop => develop::run(hall, &ctx, id, &item)?,
         Phase::Ship => ship::run(hall, &ctx, id, &item)?,
     };
     Ok(Some(step))

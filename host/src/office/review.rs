@@ -189,7 +189,23 @@ pub fn prompt(
             let base_rev = tip.map(|t| t.sha.clone()).unwrap_or_else(|| base.clone());
             let mb = git::merge_base(dir, &base_rev, &sha)
                 .map(Sha::into_string)
-                .unwrap_or(base_rev);
+                .unwrap_or(base_rev.clone());
+            if let Some((shipped, difference)) = rebase_difference(dir, item, &base_rev, &mb)? {
+                p.push_str(&format!(
+                    "\n# What to review\n\nThis change was approved at {} and shipped. Its branch was then rebased onto {base} (now {}), and the change is no longer the same: {} lines differ. Review only that difference, below, as a diff of the approved change's diff ({}) against the rebased change's diff ({}..{}). Lines starting `-` or `+` inside it are lines of those diffs that went or came. Judge whether the rebased change still does what was approved, safely, on top of what {base} has now.\n",
+                    shipped.short(),
+                    crate::item::sha::short(&mb),
+                    difference.1,
+                    shipped.short(),
+                    crate::item::sha::short(&mb),
+                    sha.short()
+                ));
+                let room = crate::platform::max_arg_bytes().saturating_sub(p.len() + 256);
+                p.push_str("\n```diff\n");
+                p.push_str(&clip(difference.0, room));
+                p.push_str("\n```\n");
+                return Ok(p);
+            }
             p.push_str(&format!(
                 "\n# What to review\n\nThe whole change: {}..{}.\n",
                 crate::item::sha::short(&mb),
@@ -204,6 +220,38 @@ pub fn prompt(
     p.push_str(&clip(diff, room));
     p.push_str("\n```\n");
     Ok(p)
+}
+
+/// The largest difference a rebase review reads on its own (ADR 0049); a larger one
+/// gets a full review.
+pub const REBASE_REVIEW_LINES: usize = 100;
+
+/// For an item whose approved, shipped change was rebased (the branch no longer
+/// contains the shipped commit): the difference between the change as shipped and as
+/// it is now, when it is small enough for a rebase review.
+fn rebase_difference(
+    dir: &Path,
+    item: &Item,
+    base_rev: &str,
+    fork: &str,
+) -> Result<Option<(Sha, (String, usize))>> {
+    let (Some(shipped), Some(sha)) = (item.shipped.clone(), item.sha.as_ref()) else {
+        return Ok(None);
+    };
+    if shipped == *sha || git::is_ancestor(dir, shipped.as_str(), sha.as_str()) {
+        return Ok(None);
+    }
+    let Ok(old_fork) = git::merge_base(dir, base_rev, shipped.as_str()) else {
+        return Ok(None);
+    };
+    let difference = git::interdiff(
+        dir,
+        (old_fork.as_str(), shipped.as_str()),
+        (fork, sha.as_str()),
+    )?;
+    Ok(difference
+        .filter(|(_, lines)| *lines <= REBASE_REVIEW_LINES)
+        .map(|d| (shipped, d)))
 }
 
 /// The reviewer's command line, exactly as the loop runs it.

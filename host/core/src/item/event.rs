@@ -65,6 +65,35 @@ impl HoldKind {
     }
 }
 
+/// What a follow-through dev run is for: the Delivery office found the shipped PR
+/// conflicting with its base, asked for changes, or red at its head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowKind {
+    Conflict,
+    Feedback,
+    Ci,
+}
+
+impl FollowKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FollowKind::Conflict => "conflict",
+            FollowKind::Feedback => "feedback",
+            FollowKind::Ci => "ci",
+        }
+    }
+
+    /// The hold that says a dev run of this kind did not act.
+    pub fn hold(self) -> HoldKind {
+        match self {
+            FollowKind::Conflict => HoldKind::Conflict,
+            FollowKind::Feedback => HoldKind::Feedback,
+            FollowKind::Ci => HoldKind::CiFailed,
+        }
+    }
+}
+
 /// How an item came in through the Front Desk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -256,6 +285,9 @@ pub enum EventKind {
     Restored {},
     /// The Delivery office asked for a rebase onto `base`.
     RebaseRequested { base: String },
+    /// A headless dev run is due on the reopened item: `brief` says what to do (the
+    /// base to rebase onto, the reviewers' words, the failed CI jobs).
+    FollowThrough { kind: FollowKind, brief: String },
     /// The item's PR left the open state: merged, or closed without merging. The item
     /// stays closed; nothing watches it any more.
     Delivered { pr: String, merged: bool },
@@ -360,6 +392,7 @@ impl EventKind {
         "rebase_requested",
         "delivered",
         "worktree_removed",
+        "follow_through",
         "held",
         "asked",
         "answered",
@@ -401,6 +434,7 @@ impl EventKind {
             EventKind::RebaseRequested { .. } => "rebase_requested",
             EventKind::Delivered { .. } => "delivered",
             EventKind::WorktreeRemoved { .. } => "worktree_removed",
+            EventKind::FollowThrough { .. } => "follow_through",
             EventKind::Held { .. } => "held",
             EventKind::Asked { .. } => "asked",
             EventKind::Answered { .. } => "answered",

@@ -8,7 +8,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::event::{Event, EventKind, HoldKind, Source};
+use super::event::{Event, EventKind, FollowKind, HoldKind, Source};
 use super::id::{ItemId, QuestionId};
 use super::sha::Sha;
 
@@ -143,6 +143,17 @@ pub struct Delivery {
     pub merged: bool,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A follow-through dev run the Delivery office asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Follow {
+    pub kind: FollowKind,
+    pub brief: String,
+}
+
 /// Everything the fold knows about one item.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Item {
@@ -180,6 +191,16 @@ pub struct Item {
     pub hallmark: Option<Sha>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
+    /// The commit last shipped (what the PR carries until an update).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shipped: Option<Sha>,
+    /// A headless dev run due on a reopened item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow: Option<Follow>,
+    /// Follow-through runs for red CI so far: CI still red after one of them is a
+    /// `ci_failed` hold for a person, not another run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ci_fixes: u32,
     /// How the PR ended, once the Delivery office saw it merge or close.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered: Option<Delivery>,
@@ -264,6 +285,7 @@ impl Item {
             }
             EventKind::Ready { sha, round, .. } => {
                 self.ci_reopened_at = None;
+                self.follow = None;
                 self.sha = Some(sha.clone());
                 self.round = *round;
                 self.rebase_requested = None;
@@ -272,12 +294,14 @@ impl Item {
             }
             EventKind::PulledBack { .. } => {
                 self.hold = None;
+                self.follow = None;
                 self.run_failures = 0;
                 self.hallmark = None;
                 self.enter(State::Development, t);
             }
             EventKind::Dropped { .. } => {
                 self.hold = None;
+                self.follow = None;
                 self.enter(State::Dropped, t);
             }
             EventKind::Retried {
@@ -313,6 +337,9 @@ impl Item {
             }
             EventKind::Escalated { .. } => self.enter(State::Escalated, t),
             EventKind::Hallmarked { sha, .. } => {
+                // A carried rebase answers the follow-through and the rebase request.
+                self.follow = None;
+                self.rebase_requested = None;
                 self.hallmark = Some(sha.clone());
                 self.sha = Some(sha.clone());
                 self.enter(State::Hallmarked, t);
@@ -323,7 +350,8 @@ impl Item {
                 self.round += 1;
                 self.enter(State::Checks, t);
             }
-            EventKind::Shipped { pr, .. } => {
+            EventKind::Shipped { pr, sha } => {
+                self.shipped = Some(sha.clone());
                 if pr.is_some() {
                     self.pr = pr.clone();
                 }
@@ -336,6 +364,7 @@ impl Item {
             }
             EventKind::Restored {} => {
                 self.ci_reopened_at = None;
+                self.follow = None;
                 self.enter(State::Closed, t);
             }
             EventKind::Rebased { sha, carried, .. } => {
@@ -345,6 +374,15 @@ impl Item {
             }
             EventKind::RunFailed { .. } => self.run_failures += 1,
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
+            EventKind::FollowThrough { kind, brief } => {
+                if *kind == FollowKind::Ci {
+                    self.ci_fixes += 1;
+                }
+                self.follow = Some(Follow {
+                    kind: *kind,
+                    brief: brief.clone(),
+                });
+            }
             EventKind::Delivered { pr, merged } => {
                 self.delivered = Some(Delivery {
                     pr: pr.clone(),
