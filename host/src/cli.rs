@@ -67,6 +67,8 @@ pub enum Cmd {
     Findings(FindingsArgs),
     /// Record what the fixer's commit fixes and resubmit the item to the checks.
     Fixed(FixedArgs),
+    /// Draft a reply to a review comment on the item's PR, posted once the change ships.
+    Reply(ReplyArgs),
     /// Record a person's schema-checked verdict (a human override; refused to agents).
     Verdict(VerdictArgs),
     /// Check that a commit carries a valid signed hallmark, without the journal (the CI check).
@@ -381,6 +383,18 @@ pub struct FixedArgs {
     /// Why the disputed finding is wrong.
     #[arg(long)]
     pub reason: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplyArgs {
+    /// The review comment's id (the dev run's prompt lists them as `#123`).
+    pub comment: String,
+    /// What to answer.
+    #[arg(long)]
+    pub body: String,
+    /// An item (default: the worktree's).
+    #[arg(long)]
+    pub item: Option<String>,
 }
 
 #[derive(Args, Debug)]

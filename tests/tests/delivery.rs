@@ -586,6 +586,53 @@ fn a_request_for_changes_is_addressed_by_a_dev_run_reviewed_again_and_the_pr_upd
 }
 
 #[test]
+fn a_review_comment_is_answered_by_a_dev_run_and_its_reply_posted_once_with_the_update() {
+    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+    l.daemon();
+    let github = l.sb.github();
+    let c = github.line_comment(1, "grace", "lib.txt", 1, "Say why the cap is 3.");
+    let answer = "Explained in WHY.md.";
+    script(
+        &l,
+        json!({"review": [approve()],
+               "develop": [{"sh": format!("printf 'three tries, then give up\\n' > WHY.md && git add WHY.md && git commit -qm 'Say why the cap is 3' && hall reply {c} --body '{answer}'")}]}),
+    );
+    let run = watch(&l);
+    let reopened = l.events_of(&l.id, "reopened");
+    assert_eq!(reopened.len(), 1, "{}", run.stderr);
+    let reason = reopened[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("new review comments")
+            && reason.contains(&format!("#{c} lib.txt:1 grace: Say why the cap is 3.")),
+        "{reason}"
+    );
+    // The reviewer read the reply with the change, before it went out.
+    let reviews = review_prompts(&l);
+    assert_eq!(reviews.len(), 2, "{}", run.stderr);
+    assert!(
+        reviews[1].contains(&format!("to comment #{c}: {answer}")),
+        "{}",
+        reviews[1]
+    );
+    updated_in_place(&l);
+    let replies: Vec<_> = github
+        .pr(1)
+        .unwrap()
+        .line_comments
+        .into_iter()
+        .filter(|x| x.in_reply_to == Some(c))
+        .collect();
+    assert_eq!(replies.len(), 1, "{}", run.stderr);
+    assert_eq!(replies[0].body, answer);
+    assert_eq!(l.events_of(&l.id, "reply_posted").len(), 1);
+    // Answered: the next watch neither reopens the item nor replies again.
+    watch(&l);
+    assert_eq!(l.events_of(&l.id, "reopened").len(), 1);
+    let again = github.pr(1).unwrap().line_comments;
+    assert_eq!(again.iter().filter(|x| x.in_reply_to == Some(c)).count(), 1);
+}
+
+#[test]
 fn a_dev_run_that_changes_nothing_holds_the_item_for_a_person() {
     let l = shipped_with_changes_requested();
     script(

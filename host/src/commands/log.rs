@@ -207,6 +207,10 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Reopened { reason, .. } => reason.clone(),
         EventKind::Restored {} => "CI passed on a re-run".into(),
         EventKind::RebaseRequested { base } => format!("rebase onto {base}"),
+        EventKind::ReplyDrafted { comment, body } => {
+            format!("a reply to review comment #{comment} drafted: {body}")
+        }
+        EventKind::ReplyPosted { comment } => format!("the reply to #{comment} posted on the PR"),
         EventKind::FollowThrough { kind, brief } => {
             format!("a dev run is due ({}): {brief}", kind.as_str())
         }

@@ -26,6 +26,7 @@ mod propose_ready;
 mod pull_back;
 mod ready;
 mod reindex;
+mod reply;
 mod retry;
 mod rooms;
 pub mod run;
@@ -163,6 +164,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Next(a)) => next::run(ctx, &a),
         Some(Cmd::Findings(a)) => findings::run(ctx, &a),
         Some(Cmd::Fixed(a)) => fixed::run(ctx, &a),
+        Some(Cmd::Reply(a)) => reply::run(ctx, &a),
         Some(Cmd::Verdict(a)) => verdict::run(ctx, &a),
         Some(Cmd::Verify(a)) => verify::run(ctx, &a),
         Some(Cmd::Budget(a)) => budget::run(ctx, &a),

@@ -272,6 +272,33 @@ pub fn open_pull_requests(dir: &Path) -> Result<Vec<PullRequest>> {
     )
 }
 
+/// A review comment on a line of a pull request's diff.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ReviewComment {
+    pub id: u64,
+    pub user: Author,
+    pub body: String,
+    pub path: String,
+    pub line: Option<u64>,
+    /// The comment this one answers, for a reply.
+    pub in_reply_to_id: Option<u64>,
+}
+
+/// The review comments of pull request `n`, replies included, oldest first.
+pub fn review_comments(dir: &Path, n: u64) -> Result<Vec<ReviewComment>> {
+    let route = format!("repos/{{owner}}/{{repo}}/pulls/{n}/comments?per_page=100");
+    let pages: Vec<Vec<ReviewComment>> = json(dir, &["api", "--paginate", "--slurp", &route])?;
+    Ok(pages.into_iter().flatten().collect())
+}
+
+/// Answers review comment `comment` of pull request `n` with `body`.
+pub fn reply_to_comment(dir: &Path, n: u64, comment: u64, body: &str) -> Result<()> {
+    let route = format!("repos/{{owner}}/{{repo}}/pulls/{n}/comments/{comment}/replies");
+    let field = format!("body={body}");
+    gh(dir, &["api", "--method", "POST", &route, "-f", &field]).map(drop)
+}
+
 impl GhError {
     /// GitHub refused for its rate limit (gh passes the API's words on).
     pub fn is_rate_limit(&self) -> bool {

@@ -77,6 +77,8 @@ struct Followed {
     number: u64,
     /// Reopened for red CI at this head.
     ci_at: Option<Sha>,
+    /// Closed with replies the shipper could not post.
+    replies: bool,
 }
 
 fn watched(hall: &Hall) -> Result<Vec<Followed>> {
@@ -104,6 +106,7 @@ fn watched(hall: &Hall) -> Result<Vec<Followed>> {
                 url: pr.to_string(),
                 number,
                 ci_at: item.ci_reopened_at.clone(),
+                replies: row.state == State::Closed && item.replies.iter().any(|r| !r.posted),
             });
         }
     }
@@ -132,9 +135,15 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
         url,
         number,
         ci_at,
+        replies,
     } in items
     {
         if let Some(pr) = open.get(&number) {
+            if replies {
+                let (did, calls) = post_replies(hall, &office, id, &hall.item(id)?)?;
+                out.calls += calls;
+                out.did.extend(did);
+            }
             let did = match &ci_at {
                 Some(at) => after_ci_reopen(hall, &office, id, number, at, pr)?,
                 None => follow(
@@ -252,8 +261,7 @@ fn follow(
             behind.join(", ")
         );
         (reason, Some(FollowKind::Conflict))
-    } else if pr.review_decision == "CHANGES_REQUESTED" && !asked.is_empty() {
-        let reason = format!("PR #{number}: changes requested ({})", asked.join("; "));
+    } else if let Some(reason) = feedback(hall, (id, number), pr, &asked, calls)? {
         (reason, Some(FollowKind::Feedback))
     } else if let gh::Ci::Red { failed, .. } = &ci {
         ci_at = pr.head();
@@ -295,6 +303,100 @@ fn follow(
         }
     }
     Ok(Some(did))
+}
+
+/// Posts the item's drafted replies to its PR's review comments, each once: a reply
+/// already on the PR (posted before a crash could record it) is recorded, not posted
+/// again. Called by the shipper after an update, and by the watch for any left over.
+/// Returns what it did, and the gh calls made.
+pub fn post_replies(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    item: &Item,
+) -> Result<(Vec<String>, usize)> {
+    let pending: Vec<&crate::item::Reply> = item.replies.iter().filter(|r| !r.posted).collect();
+    let (Some(number), false) = (item.pr.as_deref().and_then(pr_number), pending.is_empty()) else {
+        return Ok((Vec::new(), 0));
+    };
+    let dir = &hall.repo.main_root;
+    let mut calls = 1;
+    let on_pr = gh::review_comments(dir, number)?;
+    let mut did = Vec::new();
+    for r in pending {
+        let there = on_pr
+            .iter()
+            .any(|c| c.in_reply_to_id == Some(r.comment) && c.body.trim() == r.body.trim());
+        if !there {
+            calls += 1;
+            if let Err(e) = gh::reply_to_comment(dir, number, r.comment, &r.body) {
+                did.push(format!(
+                    "{id}: the reply to #{} could not be posted: {e}",
+                    r.comment
+                ));
+                continue;
+            }
+        }
+        hall.change(ctx, id)
+            .apply(Action::PostReply { comment: r.comment })?;
+        did.push(format!("{id}: replied to #{} on PR #{number}", r.comment));
+    }
+    Ok((did, calls))
+}
+
+/// What reviewers asked on the PR at its head, when anything is unanswered: a request
+/// for changes, and the review comments nobody has replied to (each with the id the dev
+/// run's `hall reply` names). The comments cost one call, made only for a PR with a
+/// review at its head.
+fn feedback(
+    hall: &Hall,
+    (id, number): (ItemId, u64),
+    pr: &gh::PullRequest,
+    asked: &[String],
+    calls: &mut usize,
+) -> Result<Option<String>> {
+    let requested = pr.review_decision == "CHANGES_REQUESTED" && !asked.is_empty();
+    let commented = pr
+        .latest_reviews
+        .iter()
+        .any(|r| r.state == "COMMENTED" && r.commit.oid == pr.head_ref_oid);
+    if !requested && !commented {
+        return Ok(None);
+    }
+    *calls += 1;
+    let all = gh::review_comments(&hall.repo.main_root, number)?;
+    let drafted: Vec<u64> = hall.item(id)?.replies.iter().map(|r| r.comment).collect();
+    let answered: Vec<u64> = all.iter().filter_map(|c| c.in_reply_to_id).collect();
+    let open: Vec<&gh::ReviewComment> = all
+        .iter()
+        .filter(|c| {
+            c.in_reply_to_id.is_none() && !answered.contains(&c.id) && !drafted.contains(&c.id)
+        })
+        .collect();
+    if !requested && open.is_empty() {
+        return Ok(None);
+    }
+    let mut reason = if requested {
+        format!("PR #{number}: changes requested ({})", asked.join("; "))
+    } else {
+        format!("PR #{number}: new review comments")
+    };
+    if !open.is_empty() {
+        reason.push_str(
+            "\n\nReview comments to answer, each with `hall reply <id> --body \"…\"` once your commit addresses it (or says why not):",
+        );
+        for c in open {
+            let at = c.line.map(|l| format!(":{l}")).unwrap_or_default();
+            reason.push_str(&format!(
+                "\n- #{} {}{at} {}: {}",
+                c.id,
+                c.path,
+                c.user.login,
+                c.body.trim()
+            ));
+        }
+    }
+    Ok(Some(reason))
 }
 
 /// The files the PR at `head` changes that its base (`onto`) has changed too since

@@ -141,6 +141,13 @@ pub fn prompt(
     if let Some(s) = &item.summary {
         p.push_str(&format!("The developer's summary: {s}\n"));
     }
+    let drafts: Vec<&crate::item::Reply> = item.replies.iter().filter(|r| !r.posted).collect();
+    if !drafts.is_empty() {
+        p.push_str("\nReplies to the PR's review comments, posted with this change if you approve it (a reply that is wrong, or claims what the change doesn't do, is a finding):\n");
+        for r in drafts {
+            p.push_str(&format!("- to comment #{}: {}\n", r.comment, r.body));
+        }
+    }
     p.push_str(&format!(
         "\nThe checkout at {} holds exactly this commit; read any file there. Answer only by calling the StructuredOutput tool with the verdict.\n",
         dir.display()

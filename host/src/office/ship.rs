@@ -297,11 +297,23 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             did.push_str("; review posted");
         }
     }
+    // The replies the dev run drafted go out with the change that answers them.
+    match super::delivery::post_replies(hall, ctx, id, &applied.after) {
+        Ok((posted, _)) if !posted.is_empty() => {
+            did.push_str(&format!("; {}", posted.join("; ")));
+        }
+        Ok(_) => {}
+        // The watch posts what is left over.
+        Err(e) => did.push_str(&format!("; the replies wait: {}", e.message)),
+    }
     debug_assert!(applied.after.state == State::Closed || !applied.changed());
-    Ok(Step {
-        did,
-        after: applied.after,
-    })
+    // Posting replies recorded events after the ship: read the item as it is now.
+    let after = if applied.after.replies.is_empty() {
+        applied.after
+    } else {
+        hall.item(id)?
+    };
+    Ok(Step { did, after })
 }
 
 // The ship command is the repository's template, run through the platform shell; these

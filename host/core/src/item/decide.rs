@@ -93,6 +93,16 @@ pub enum Action {
     },
     /// Reopened for red CI, which passed on a re-run with nothing moved.
     Restore,
+    /// A reply to review comment `comment` on the PR, to post once the answering change
+    /// ships.
+    DraftReply {
+        comment: u64,
+        body: String,
+    },
+    /// The shipper posted the reply to `comment`.
+    PostReply {
+        comment: u64,
+    },
     /// The Delivery office asks for a headless dev run on a reopened item.
     FollowThrough {
         kind: FollowKind,
@@ -136,6 +146,8 @@ impl Action {
             Action::Reopen { .. } => "reopen",
             Action::Restore => "restore",
             Action::FollowThrough { .. } => "follow through",
+            Action::DraftReply { .. } => "reply",
+            Action::PostReply { .. } => "post reply",
             Action::RequestRebase { .. } => "request rebase",
             Action::Deliver { .. } => "deliver",
             Action::RemoveWorktree { .. } => "remove worktree",
@@ -411,6 +423,33 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             }
             _ => Err(wrong()),
         },
+        Action::DraftReply { comment, body } => match state {
+            _ if item.pr.is_none() => Err(wrong()),
+            Development => {
+                let same = item
+                    .replies
+                    .iter()
+                    .any(|r| r.comment == *comment && !r.posted && r.body == *body);
+                Ok(if same {
+                    Vec::new()
+                } else {
+                    vec![EventKind::ReplyDrafted {
+                        comment: *comment,
+                        body: body.clone(),
+                    }]
+                })
+            }
+            _ => Err(wrong()),
+        },
+        Action::PostReply { comment } => {
+            match item.replies.iter().find(|r| r.comment == *comment) {
+                Some(r) if r.posted => Ok(Vec::new()),
+                Some(_) if state != Dropped => {
+                    Ok(vec![EventKind::ReplyPosted { comment: *comment }])
+                }
+                _ => Err(wrong()),
+            }
+        }
         Action::FollowThrough { kind, brief } => match state {
             Development if item.follow.as_ref().map(|f| f.kind) == Some(*kind) => Ok(Vec::new()),
             Development if item.pr.is_some() => Ok(vec![EventKind::FollowThrough {

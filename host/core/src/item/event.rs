@@ -285,6 +285,11 @@ pub enum EventKind {
     Restored {},
     /// The Delivery office asked for a rebase onto `base`.
     RebaseRequested { base: String },
+    /// A reply to review comment `comment` on the item's PR, drafted in development; the
+    /// shipper posts it once the change that answers it is reviewed and pushed.
+    ReplyDrafted { comment: u64, body: String },
+    /// The shipper posted the reply to `comment` on the PR.
+    ReplyPosted { comment: u64 },
     /// A headless dev run is due on the reopened item: `brief` says what to do (the
     /// base to rebase onto, the reviewers' words, the failed CI jobs).
     FollowThrough { kind: FollowKind, brief: String },
@@ -393,6 +398,8 @@ impl EventKind {
         "delivered",
         "worktree_removed",
         "follow_through",
+        "reply_drafted",
+        "reply_posted",
         "held",
         "asked",
         "answered",
@@ -435,6 +442,8 @@ impl EventKind {
             EventKind::Delivered { .. } => "delivered",
             EventKind::WorktreeRemoved { .. } => "worktree_removed",
             EventKind::FollowThrough { .. } => "follow_through",
+            EventKind::ReplyDrafted { .. } => "reply_drafted",
+            EventKind::ReplyPosted { .. } => "reply_posted",
             EventKind::Held { .. } => "held",
             EventKind::Asked { .. } => "asked",
             EventKind::Answered { .. } => "answered",

@@ -147,6 +147,15 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// A reply to a review comment on the item's PR.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Reply {
+    pub comment: u64,
+    pub body: String,
+    /// Posted on the PR.
+    pub posted: bool,
+}
+
 /// A follow-through dev run the Delivery office asked for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Follow {
@@ -197,6 +206,9 @@ pub struct Item {
     /// A headless dev run due on a reopened item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow: Option<Follow>,
+    /// Replies to the PR's review comments, drafted and posted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<Reply>,
     /// Follow-through runs for red CI so far: CI still red after one of them is a
     /// `ci_failed` hold for a person, not another run.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -374,6 +386,19 @@ impl Item {
             }
             EventKind::RunFailed { .. } => self.run_failures += 1,
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
+            EventKind::ReplyDrafted { comment, body } => {
+                self.replies.retain(|r| r.comment != *comment || r.posted);
+                self.replies.push(Reply {
+                    comment: *comment,
+                    body: body.clone(),
+                    posted: false,
+                });
+            }
+            EventKind::ReplyPosted { comment } => {
+                for r in self.replies.iter_mut().filter(|r| r.comment == *comment) {
+                    r.posted = true;
+                }
+            }
             EventKind::FollowThrough { kind, brief } => {
                 if *kind == FollowKind::Ci {
                     self.ci_fixes += 1;

@@ -604,6 +604,36 @@ fn a_follow_through_for_ci_is_counted_and_a_ready_answers_it() {
     assert_eq!(item.ci_fixes, 1, "kept: a second red CI is a person's");
 }
 
+#[test]
+fn a_reply_is_drafted_in_development_replaced_until_posted_and_posted_once() {
+    let (mut item, mut log) = start();
+    let draft = |body: &str| Action::DraftReply {
+        comment: 7,
+        body: body.into(),
+    };
+    assert!(
+        run(&mut item, &mut log, &draft("x")).is_err(),
+        "no PR, nothing to reply on"
+    );
+    let (mut item, mut log) = shipped_and_reopened();
+    run(&mut item, &mut log, &draft("first")).expect("draft");
+    run(&mut item, &mut log, &draft("second")).expect("redraft");
+    assert_eq!(run(&mut item, &mut log, &draft("second")), Ok(0));
+    assert_eq!(item.replies.len(), 1);
+    assert_eq!(item.replies[0].body, "second");
+    run(&mut item, &mut log, &Action::PostReply { comment: 7 }).expect("post");
+    assert!(item.replies[0].posted);
+    assert_eq!(
+        run(&mut item, &mut log, &Action::PostReply { comment: 7 }),
+        Ok(0),
+        "posted once"
+    );
+    assert!(run(&mut item, &mut log, &Action::PostReply { comment: 8 }).is_err());
+    // A new draft for a posted comment is a second reply; the first stays posted.
+    run(&mut item, &mut log, &draft("third")).expect("draft again");
+    assert_eq!(item.replies.len(), 2);
+}
+
 fn action() -> impl Strategy<Value = Action> {
     let sha = prop_oneof![Just(Sha::from("a")), Just(Sha::from("b"))];
     let hold = prop_oneof![
@@ -692,6 +722,11 @@ fn action() -> impl Strategy<Value = Action> {
             kind,
             brief: "b".into()
         }),
+        Just(Action::DraftReply {
+            comment: 7,
+            body: "done".into()
+        }),
+        Just(Action::PostReply { comment: 7 }),
         Just(Action::RequestRebase {
             base: "main".into()
         }),
