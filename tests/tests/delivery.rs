@@ -750,3 +750,64 @@ fn red_ci_is_fixed_by_a_dev_run_and_red_again_after_that_holds_the_item() {
         "no further re-run"
     );
 }
+
+#[test]
+fn ci_that_never_starts_is_one_ci_down_entry_for_every_pr_until_it_runs_again() {
+    let sb = Sandbox::initialized();
+    let github = sb.github();
+    let sha = sb.git(&sb.repo, &["rev-parse", "HEAD"]);
+    sb.git(
+        &sb.repo,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "HEAD:refs/heads/hm/1",
+            "HEAD:refs/heads/hm/2",
+        ],
+    );
+    for k in 1..=2 {
+        let branch = format!("hm/{k}");
+        let number = github.open_pr(&branch, "main", &format!("PR {k}"), "hallmark-bot");
+        sb.shipped_item(&branch, None, &sha, Some(&github.pr_url(number)));
+    }
+    sb.hall(&sb.repo, &["reindex"]).ok();
+    // Both PRs share the head; no runner ever picks its jobs up.
+    github.ci(&sha).set("test", CheckState::NeverStarted);
+    let run = daemon(&sb);
+    daemon(&sb);
+    let inbox = sb.hall(&sb.repo, &["inbox"]).ok();
+    let entries: Vec<&Value> = inbox["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "ci_down")
+        .collect();
+    assert_eq!(
+        entries.len(),
+        1,
+        "one entry, said once: {inbox} {}",
+        run.stderr
+    );
+    let text = entries[0]["text"].as_str().unwrap();
+    assert!(text.contains("#1") && text.contains("#2"), "{text}");
+    assert_eq!(entries[0]["item"], Value::Null);
+    // No item was reopened or held for it: no dev run can start a runner.
+    for id in ["H-0001", "H-0002"] {
+        let status = sb.hall(&sb.repo, &["status", id]).ok();
+        assert_eq!(status["item"]["state"], "closed", "{status}");
+        assert_eq!(status["item"]["hold"], Value::Null);
+    }
+    // The runners come back: the entry goes.
+    github.ci(&sha).set("test", CheckState::Success);
+    daemon(&sb);
+    let inbox = sb.hall(&sb.repo, &["inbox"]).ok();
+    assert!(
+        inbox["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["kind"] != "ci_down"),
+        "{inbox}"
+    );
+}

@@ -118,6 +118,24 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
             });
         }
     }
+    // CI that never started on the repository's PRs, until it runs again.
+    let notices = index.notices()?;
+    let ci = notices
+        .iter()
+        .rev()
+        .find(|n| n.item.is_none() && (n.kind == "ci_down" || n.kind == "ci_up"));
+    if let Some(n) = ci.filter(|n| n.kind == "ci_down") {
+        out.push(Entry {
+            n: 0,
+            kind: "ci_down".into(),
+            item: None,
+            text: n.message.clone(),
+            since: n.t.clone(),
+            key: format!("ci_down:{}", n.t),
+            dismissed: false,
+            next: vec!["gh run list --limit 5".into(), "hall status".into()],
+        });
+    }
     // A daemon that should run but has no heartbeat: the loop has stopped.
     if let Some(d) = crate::daemon::read_state()
         && !d.stop

@@ -148,10 +148,14 @@ impl PullRequest {
         if checks.iter().all(done) {
             return Ci::Green;
         }
-        if checks
-            .iter()
-            .all(|c| c.status == "QUEUED" && c.started_at.is_none())
-        {
+        // gh prints a missing time as Go's zero time, not null.
+        let never_started = |c: &CheckContext| {
+            c.status == "QUEUED"
+                && c.started_at
+                    .as_deref()
+                    .is_none_or(|t| t.is_empty() || t.starts_with("0001-01-01"))
+        };
+        if checks.iter().all(never_started) {
             return Ci::NeverStarted(checks.iter().map(name).collect());
         }
         Ci::Pending

@@ -130,6 +130,15 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
     let base = hall.config.base.clone();
     let fetched = git::has_remote(dir, "origin") && git::fetch(dir, "origin", &base).is_ok();
     let onto = fetched.then(|| format!("origin/{base}"));
+    // CI that never started on any followed PR is one entry for the repository, not
+    // one per PR: runners or billing are down, and no dev run can fix that.
+    let cis: Vec<(u64, gh::Ci)> = items
+        .iter()
+        .filter_map(|f| open.get(&f.number).map(|pr| (f.number, pr.ci())))
+        .collect();
+    if let Some(said) = ci_down(hall, &office, &cis)? {
+        out.did.push(said);
+    }
     for Followed {
         id,
         url,
@@ -342,6 +351,57 @@ pub fn post_replies(
         did.push(format!("{id}: replied to #{} on PR #{number}", r.comment));
     }
     Ok((did, calls))
+}
+
+/// Records `ci_down` (an inbox entry for the repository) when CI never started on any
+/// of the followed PRs and none ran, and `ci_up` once one runs again; each once, by the
+/// repository's journal. Returns what it said.
+fn ci_down(hall: &Hall, office: &Ctx, cis: &[(u64, gh::Ci)]) -> Result<Option<String>> {
+    let never: Vec<String> = cis
+        .iter()
+        .filter(|(_, ci)| matches!(ci, gh::Ci::NeverStarted(_)))
+        .map(|(n, _)| format!("#{n}"))
+        .collect();
+    let ran = cis
+        .iter()
+        .any(|(_, ci)| matches!(ci, gh::Ci::Green | gh::Ci::Red { .. } | gh::Ci::Pending));
+    let (kind, message) = if !never.is_empty() && !ran {
+        let message = format!(
+            "CI never started on PR {}: no runner picked its jobs up (runners offline, or Actions billing)",
+            never.join(", ")
+        );
+        ("ci_down", message)
+    } else if ran {
+        ("ci_up", "CI runs again".to_string())
+    } else {
+        return Ok(None);
+    };
+    let written = hall.journal.append_checked(None, |events| {
+        let last = events.iter().rev().find_map(|e| match &e.kind {
+            EventKind::Notification { kind, .. } if kind == "ci_down" || kind == "ci_up" => {
+                Some(kind.as_str())
+            }
+            _ => None,
+        });
+        // Down is said once; up only after a down.
+        let due = match kind {
+            "ci_down" => last != Some("ci_down"),
+            _ => last == Some("ci_down"),
+        };
+        Ok::<_, HallError>(if due {
+            vec![office.event(
+                None,
+                EventKind::Notification {
+                    kind: kind.into(),
+                    message: message.clone(),
+                    session: None,
+                },
+            )]
+        } else {
+            Vec::new()
+        })
+    })?;
+    Ok((!written.is_empty()).then_some(message))
 }
 
 /// What reviewers asked on the PR at its head, when anything is unanswered: a request
