@@ -811,3 +811,61 @@ fn ci_that_never_starts_is_one_ci_down_entry_for_every_pr_until_it_runs_again() 
         "{inbox}"
     );
 }
+
+#[test]
+fn a_pr_opened_outside_hallmark_is_adopted_reviewed_updated_in_place_and_delivered() {
+    let sb = Sandbox::initialized();
+    sb.stand_ins(Path::new(env!("CARGO_BIN_EXE_fake-claude")));
+    let n = {
+        let github = sb.github();
+        sb.configure(CONFIG, CHECK, "Configure the loop");
+        sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
+        sb.script_model(&json!({"review": [approve()]}));
+        // Someone opens a PR from a branch of their own, with no Hallmark anywhere.
+        sb.git(&sb.repo, &["switch", "-q", "-c", "feature/inclusive"]);
+        sb.commit(
+            &sb.repo,
+            "lib.txt",
+            "attempts <= 3\n",
+            "Make the cap inclusive",
+        );
+        sb.git(&sb.repo, &["push", "-q", "origin", "feature/inclusive"]);
+        sb.git(&sb.repo, &["switch", "-q", "main"]);
+        sb.git(&sb.repo, &["branch", "-q", "-D", "feature/inclusive"]);
+        github.open_pr("feature/inclusive", "main", "Inclusive cap", "ada")
+    };
+    let adopted = sb.hall(&sb.repo, &["adopt", "--pr", &n.to_string()]).ok();
+    assert_eq!(adopted["outcome"], "created", "{adopted}");
+    assert_eq!(adopted["pr"], sb.github().pr_url(n));
+    // (Where `script_model` wrote the reviewer's answers.)
+    let script = sb.root.join("script.json");
+    let wt = std::path::PathBuf::from(adopted["worktree"].as_str().unwrap());
+    let l = Loop {
+        id: adopted["item"].as_str().unwrap().to_string(),
+        sb,
+        script,
+        wt,
+    };
+    let github = l.sb.github();
+    // The adopter adds a commit of their own, then hands the item to the loop.
+    l.sb.commit(&l.wt, "NOTES.md", "adopted\n", "Note the adoption");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    watch(&l);
+    let head = updated_in_place(&l);
+    assert_eq!(github.pr(n).unwrap().head_oid, head);
+    assert!(
+        github
+            .pr(n)
+            .unwrap()
+            .comments
+            .iter()
+            .any(|c| c.body.contains("approve") || c.body.to_lowercase().contains("review")),
+        "the review is posted on the adopted PR"
+    );
+    // It merges on GitHub: delivered, and the worktree swept.
+    github.merge(n);
+    watch(&l);
+    let status = l.status();
+    assert_eq!(status["item"]["delivered"]["merged"], true, "{status}");
+    assert!(!l.wt.exists(), "swept");
+}
