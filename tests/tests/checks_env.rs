@@ -100,6 +100,28 @@ fn a_check_whose_tool_is_not_installed_holds_the_item_without_a_fixer_run() {
     // It never reached the fixer, nor counted as a failed round.
     assert_eq!(fixer_runs(&l), 0);
     assert_eq!(l.kinds(), ["created", "ready", "held"]);
+    // The loop's checkout, under the cache directory, is still another checkout to the
+    // agent's gates: neither a write nor a command there is let through.
+    let checkouts = l.sb.root.join("cache/checkouts");
+    let repo_dir = std::fs::read_dir(&checkouts)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let loop_dir = repo_dir.join(&l.id);
+    assert!(
+        loop_dir.join("check.sh").is_file(),
+        "{}",
+        loop_dir.display()
+    );
+    for command in [
+        format!("echo 'exit 0' > {}/check.sh", loop_dir.display()),
+        format!("git -C {} commit --allow-empty -m x", loop_dir.display()),
+    ] {
+        let (out, _) = l.bash_hook("agent", &command);
+        assert!(out.contains("\"deny\""), "{command}: {out}");
+    }
     // Installed, retried: the same checks run again and the loop goes on.
     let tool = l.sb.bin.join("tidy-lint");
     std::fs::write(&tool, "#!/bin/sh\nexit 0\n").unwrap();
