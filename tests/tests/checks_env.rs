@@ -78,7 +78,7 @@ fn a_check_whose_tool_is_not_installed_holds_the_item_without_a_fixer_run() {
         .collect();
     assert!(
         next.iter()
-            .any(|n| n.contains("`tidy-lint`") && n.contains("setup")),
+            .any(|n| n.contains("tidy-lint") && n.contains("setup")),
         "{next:?}"
     );
     let retry = format!("hall retry {} --reason", l.id);

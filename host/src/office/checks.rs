@@ -194,7 +194,7 @@ fn setup_hold(id: ItemId, f: &SetupFailed) -> (String, Vec<String>) {
         ),
         vec![
             format!("hall run --show {}", f.log),
-            "edit `setup` in .hallmark.toml on the base branch".to_string(),
+            "edit .hallmark.toml: setup, committed on the base branch".to_string(),
             format!("hall retry {id} --reason \"setup fixed\""),
         ],
     )

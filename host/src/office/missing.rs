@@ -80,16 +80,20 @@ pub fn classify(command: &str, exit_code: i32, output: &str) -> Option<Missing> 
 /// then `hall retry`.
 pub fn next(missing: &Missing, id: &str) -> Vec<String> {
     let what = &missing.what;
+    // Shown between backticks, one each: plain words, no backticks of their own.
     let mut next = match missing.needs {
-        Needs::Program => vec![format!(
-            "install `{what}` on the PATH `hall daemon` runs with, or add the command that installs it to `setup` in .hallmark.toml on the base branch"
-        )],
+        Needs::Program => vec![
+            format!("install {what} on the PATH hall daemon runs with"),
+            format!(
+                "edit .hallmark.toml: setup = [\"…\"] (a command that installs {what}), committed on the base branch"
+            ),
+        ],
         Needs::NodePackage => vec![
-            "add `setup = [\"npm ci\"]` (or your package manager's install) to .hallmark.toml on the base branch".to_string(),
-            format!("check that `{what}` is in package.json's dependencies"),
+            "edit .hallmark.toml: setup = [\"npm ci\"] (or your package manager's install), committed on the base branch".to_string(),
+            format!("add {what} to package.json's dependencies"),
         ],
         Needs::PythonModule => vec![
-            "add the install step (`uv sync --frozen`, `pip install -r requirements.txt`) to `setup` in .hallmark.toml on the base branch".to_string(),
+            "edit .hallmark.toml: setup = [\"uv sync --frozen\"] (or pip install -r requirements.txt), committed on the base branch".to_string(),
             format!("python3 -m pip install {what}"),
         ],
         Needs::CargoCommand => vec![format!("cargo install cargo-{what}")],
@@ -402,10 +406,12 @@ mod tests {
     fn the_next_commands_end_in_a_retry_of_the_item() {
         let m = classify("npm test", 127, "sh: 1: jest: not found\n").expect("missing");
         let next = next(&m, "4");
+        assert_eq!(next[0], "install jest on the PATH hall daemon runs with");
         assert!(
-            next[0].contains("`jest`") && next[0].contains("setup"),
+            next[1].contains("setup") && next[1].contains("jest"),
             "{next:?}"
         );
+        assert!(next.iter().all(|n| !n.contains('`')), "{next:?}");
         assert_eq!(
             next.last().map(String::as_str),
             Some("hall retry 4 --reason \"installed jest\"")
