@@ -99,10 +99,14 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
         }
         if let Some(kind) = &row.hold {
             let item = index.item(id)?;
-            let (reason, since) = item
+            let (reason, since, mut next) = item
                 .and_then(|i| i.hold)
-                .map(|h| (h.reason, h.since))
-                .unwrap_or_else(|| (String::new(), row.updated.clone()));
+                .map(|h| (h.reason, h.since, h.next))
+                .unwrap_or_else(|| (String::new(), row.updated.clone(), Vec::new()));
+            if !next.iter().any(|n| n.starts_with("hall retry")) {
+                next.push(format!("hall retry {id} --reason \"…\""));
+            }
+            next.push(format!("hall log {id}"));
             out.push(Entry {
                 n: 0,
                 kind: kind.clone(),
@@ -111,10 +115,7 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
                 since: since.clone(),
                 key: format!("hold:{kind}:{id}"),
                 dismissed: false,
-                next: vec![
-                    format!("hall retry {id} --reason \"…\""),
-                    format!("hall log {id}"),
-                ],
+                next,
             });
         }
     }

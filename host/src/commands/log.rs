@@ -155,6 +155,12 @@ pub fn describe(kind: &EventKind) -> String {
                 if *cached { " (cached)" } else { "" }
             )
         }
+        EventKind::SetupRun {
+            command,
+            exit_code,
+            duration_ms,
+            ..
+        } => format!("setup `{command}` exit {exit_code} in {duration_ms} ms"),
         EventKind::ChecksPassed { sha } => format!("all checks green at {}", sha.short()),
         EventKind::ChecksFailed { failed, .. } => format!("failed: {}", failed.join(", ")),
         EventKind::Verdict {
@@ -217,7 +223,7 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Delivered { pr, merged: true } => format!("{pr} merged"),
         EventKind::Delivered { pr, merged: false } => format!("{pr} closed without merging"),
         EventKind::WorktreeRemoved { path } => format!("worktree {path} removed"),
-        EventKind::Held { kind, reason } => format!("{}: {reason}", kind.as_str()),
+        EventKind::Held { kind, reason, .. } => format!("{}: {reason}", kind.as_str()),
         EventKind::Asked { qid, question, .. } => format!("{qid}: {question}"),
         EventKind::Answered {
             qid,

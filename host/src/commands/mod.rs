@@ -79,8 +79,12 @@ impl Reply {
 pub fn next_for(item: &Item) -> Vec<String> {
     let id = item.id.map(|i| i.to_string()).unwrap_or_default();
     let mut next = Vec::new();
-    if item.hold.is_some() {
-        next.push(format!("hall retry {id} --reason \"…\""));
+    if let Some(hold) = &item.hold {
+        // A hold that says what to do (a missing tool) comes with its own retry.
+        next.extend(hold.next.iter().cloned());
+        if !hold.next.iter().any(|n| n.starts_with("hall retry")) {
+            next.push(format!("hall retry {id} --reason \"…\""));
+        }
     }
     match item.state {
         State::Development => {

@@ -741,6 +741,26 @@ pub fn worktree_remove(root: &Path, path: &Path) -> Result<()> {
     run(root, &["worktree", "remove", &p]).map(drop)
 }
 
+/// Removes the worktree at `path` with whatever is in it: only for the loop's own
+/// checkouts, which hold nobody's work.
+pub fn worktree_remove_forced(root: &Path, path: &Path) -> Result<()> {
+    let p = path.display().to_string();
+    run(root, &["worktree", "remove", "--force", "--force", &p]).map(drop)
+}
+
+/// Every tracked file of commit `rev` with its blob: `(path, blob)`.
+pub fn tracked_blobs(dir: &Path, rev: &str) -> Result<Vec<(String, String)>> {
+    let text = run(dir, &["ls-tree", "-r", "-z", "--end-of-options", rev])?;
+    Ok(text
+        .split('\0')
+        .filter_map(|entry| {
+            let (meta, path) = entry.split_once('\t')?;
+            let blob = meta.split(' ').nth(2)?;
+            Some((path.to_string(), blob.to_string()))
+        })
+        .collect())
+}
+
 /// Moves the checkout at `dir` to commit `sha`, detached, and deletes the untracked
 /// files there (ignored ones, such as build output, stay for the next run).
 pub fn checkout_clean(dir: &Path, sha: &str) -> Result<()> {

@@ -86,11 +86,35 @@ pub fn make(hall: &Hall, id: ItemId, branch: &str, title: &str, base: &str) -> R
     }
 }
 
-/// The loop's own checkout of `sha` for item `id` (`checkouts/<id>` in the journal),
-/// never the item's worktree, which the agent may still be changing: made once as a
-/// detached worktree, then moved.
+/// Where this repository's loop checkouts live: `<cache>/hallmark/checkouts/<repo>-<hash>`,
+/// the hash of the main checkout's path telling apart two clones with the same name.
+/// Outside the repository's folder tree on purpose (see docs/decisions/0010).
+pub fn loop_checkouts_root(hall: &Hall) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let root = &hall.repo.main_root;
+    let canon = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let digest = Sha256::digest(canon.to_string_lossy().as_bytes());
+    let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    crate::platform::checkouts_dir(hall.user_cache_dir())
+        .join(format!("{}-{short}", template::slug(&hall.repo.name())))
+}
+
+/// Where the loop's checkout for item `id` is (whether or not it exists).
+pub fn loop_checkout_path(hall: &Hall, id: ItemId) -> PathBuf {
+    loop_checkouts_root(hall).join(id.to_string())
+}
+
+/// The file that records which setup ran in item `id`'s loop checkout; it goes with the
+/// checkout.
+pub fn setup_stamp_path(hall: &Hall, id: ItemId) -> PathBuf {
+    loop_checkouts_root(hall).join(format!("{id}.setup"))
+}
+
+/// The loop's own checkout of `sha` for item `id` ([`loop_checkout_path`]), never the
+/// item's worktree, which the agent may still be changing: made once as a detached
+/// worktree, then moved.
 pub fn loop_checkout(hall: &Hall, id: ItemId, sha: &str) -> Result<PathBuf> {
-    let dir = hall.journal.root().join("checkouts").join(id.to_string());
+    let dir = loop_checkout_path(hall, id);
     let root = &hall.repo.main_root;
     if dir.join(".git").exists() {
         git::checkout_clean(&dir, sha)?;
@@ -98,12 +122,56 @@ pub fn loop_checkout(hall: &Hall, id: ItemId, sha: &str) -> Result<PathBuf> {
         if dir.exists() {
             std::fs::remove_dir_all(&dir).at(&dir)?;
         }
+        // A new checkout has had no setup.
+        let stamp = setup_stamp_path(hall, id);
+        if stamp.exists() {
+            std::fs::remove_file(&stamp).at(&stamp)?;
+        }
         let _ = git::worktree_prune(root);
         let parent = dir.parent().unwrap_or(root);
-        std::fs::create_dir_all(parent).at(parent)?;
+        crate::platform::create_private_dir(parent).at(parent)?;
         git::worktree_add_detached(root, &dir, sha)?;
     }
     Ok(dir)
+}
+
+/// Removes the loop checkouts of items the loop is done with (closed or dropped), here
+/// and where older versions kept them (`checkouts/` in the journal). Returns what it
+/// removed and, by item, what it could not. The checkouts are the loop's own, so they
+/// go even with files in them.
+pub fn sweep_loop_checkouts(hall: &Hall, done: &[ItemId]) -> (Vec<String>, Vec<(ItemId, String)>) {
+    let mut removed = Vec::new();
+    let mut kept = Vec::new();
+    let legacy = hall.journal.root().join("checkouts");
+    for id in done {
+        for dir in [loop_checkout_path(hall, *id), legacy.join(id.to_string())] {
+            if !dir.exists() {
+                continue;
+            }
+            // Not (or no longer) a registered worktree: then only a directory of ours.
+            let gone = git::worktree_remove_forced(&hall.repo.main_root, &dir).is_ok()
+                || std::fs::remove_dir_all(&dir).is_ok();
+            if gone {
+                removed.push(format!(
+                    "{id}: removed the loop's checkout {}",
+                    dir.display()
+                ));
+            } else {
+                kept.push((
+                    *id,
+                    format!(
+                        "{id}: the loop's checkout {} could not be removed",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+        let _ = std::fs::remove_file(setup_stamp_path(hall, *id));
+    }
+    if !removed.is_empty() {
+        let _ = git::worktree_prune(&hall.repo.main_root);
+    }
+    (removed, kept)
 }
 
 /// What `ready` and `propose-ready` freeze: the worktree's HEAD, and whether the branch

@@ -514,6 +514,7 @@ fn after_ci_reopen(
                 let action = Action::Hold {
                     kind: HoldKind::CiFailed,
                     reason,
+                    next: vec![format!("gh pr checks {number}"), format!("hall log {id}")],
                 };
                 (action, did)
             }
@@ -557,11 +558,13 @@ pub fn sweep(hall: &Hall, ctx: &Ctx) -> Result<Swept> {
     let rows = index.items(true)?;
     let mut done = Vec::new();
     let mut live: Vec<PathBuf> = Vec::new();
+    let mut finished: Vec<ItemId> = Vec::new();
     for row in &rows {
         if !row.state.is_terminal() {
             live.extend(row.worktree.as_deref().map(PathBuf::from));
             continue;
         }
+        finished.push(row.id);
         if row.state != State::Closed || row.worktree.is_none() {
             continue;
         }
@@ -572,6 +575,11 @@ pub fn sweep(hall: &Hall, ctx: &Ctx) -> Result<Swept> {
         }
     }
     let mut out = Swept::default();
+    // The loop's own checkouts of closed and dropped items go first: no one's work is
+    // in them.
+    let (removed, kept) = crate::hall::worktree::sweep_loop_checkouts(hall, &finished);
+    out.removed.extend(removed);
+    out.kept.extend(kept);
     if done.is_empty() {
         return Ok(out);
     }

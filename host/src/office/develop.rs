@@ -204,6 +204,10 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             now.hold.is_none().then(|| Action::Hold {
                 kind: follow.kind.hold(),
                 reason: reason.clone(),
+                next: vec![
+                    format!("hall log {id}"),
+                    format!("hall retry {id} --reason \"…\""),
+                ],
             })
         })?;
         return Ok(Step {

@@ -15,9 +15,11 @@ pub mod delivery;
 pub mod develop;
 pub mod fix;
 pub mod lease;
+pub mod missing;
 pub mod resume;
 pub mod review;
 pub mod runs;
+pub mod setup;
 pub mod ship;
 pub mod verdict;
 pub mod watchman;
@@ -180,6 +182,7 @@ pub fn hold(hall: &Hall, ctx: &Ctx, id: ItemId, kind: HoldKind, reason: &str) ->
         now.hold.is_none().then(|| Action::Hold {
             kind,
             reason: reason.to_string(),
+            next: Vec::new(),
         })
     })?;
     Ok(applied.after)

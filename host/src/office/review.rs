@@ -731,12 +731,12 @@ mod tests {
         // In the loop's own checkout, at exactly the frozen commit.
         assert_eq!(
             spec.cwd,
-            bench
-                .hall
-                .journal
-                .root()
-                .join("checkouts")
-                .join(id.to_string())
+            crate::hall::worktree::loop_checkout_path(&bench.hall, id)
+        );
+        assert!(
+            !spec.cwd.starts_with(&bench.hall.repo.main_root),
+            "the loop's checkout is outside the repository's folder tree: {}",
+            spec.cwd.display()
         );
         assert_eq!(head, sha.as_str());
         assert!(

@@ -123,6 +123,8 @@ pub enum Action {
     Hold {
         kind: HoldKind,
         reason: String,
+        /// What the person can run about it (empty: the usual `hall retry`).
+        next: Vec<String>,
     },
 }
 
@@ -279,6 +281,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                     events.push(EventKind::Held {
                         kind: HoldKind::Checks,
                         reason: format!("checks failed {} times in a row", item.check_failures + 1),
+                        next: Vec::new(),
                     });
                 }
                 Ok(events)
@@ -479,7 +482,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             Closed | Dropped => Ok(vec![EventKind::WorktreeRemoved { path: path.clone() }]),
             _ => Err(wrong()),
         },
-        Action::Hold { kind, reason } => match state {
+        Action::Hold { kind, reason, next } => match state {
             s if s.is_terminal()
                 && !matches!(
                     kind,
@@ -492,6 +495,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             _ => Ok(vec![EventKind::Held {
                 kind: *kind,
                 reason: reason.clone(),
+                next: next.clone(),
             }]),
         },
     }
@@ -512,6 +516,7 @@ fn run_failed(
         events.push(EventKind::Held {
             kind: HoldKind::RunFailed,
             reason: format!("two {role} runs failed in a row; the last: {reason}"),
+            next: Vec::new(),
         });
     }
     Ok(events)

@@ -210,6 +210,21 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log: Option<String>,
     },
+    /// One of the repository's `setup` commands ran in the loop's checkout before its
+    /// checks.
+    SetupRun {
+        sha: Sha,
+        /// The command, as `setup` in `.hallmark.toml` lists it.
+        command: String,
+        exit_code: i32,
+        duration_ms: u64,
+        /// The last lines of a failing command's output.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        /// The whole output on disk (`hall run --show <log>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log: Option<String>,
+    },
     /// Every check passed at `sha`.
     ChecksPassed { sha: Sha },
     /// At least one check failed at `sha`; `failed` lists their commands.
@@ -298,8 +313,14 @@ pub enum EventKind {
     Delivered { pr: String, merged: bool },
     /// The sweeper removed the item's worktree at `path` (branch and journal stay).
     WorktreeRemoved { path: String },
-    /// The loop stopped for a person without changing state.
-    Held { kind: HoldKind, reason: String },
+    /// The loop stopped for a person without changing state. `next` names what the
+    /// person can run about it (absent on lines written before holds carried it).
+    Held {
+        kind: HoldKind,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        next: Vec<String>,
+    },
     /// A question for a person.
     Asked {
         qid: QuestionId,
@@ -380,6 +401,7 @@ impl EventKind {
         "dropped",
         "retried",
         "check_run",
+        "setup_run",
         "checks_passed",
         "checks_failed",
         "verdict",
@@ -424,6 +446,7 @@ impl EventKind {
             EventKind::Dropped { .. } => "dropped",
             EventKind::Retried { .. } => "retried",
             EventKind::CheckRun { .. } => "check_run",
+            EventKind::SetupRun { .. } => "setup_run",
             EventKind::ChecksPassed { .. } => "checks_passed",
             EventKind::ChecksFailed { .. } => "checks_failed",
             EventKind::Verdict { .. } => "verdict",

@@ -113,6 +113,9 @@ pub struct Hold {
     pub kind: HoldKind,
     pub reason: String,
     pub since: String,
+    /// What the person can run about it, when the hold says (a missing tool).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next: Vec<String>,
 }
 
 /// A question and, once given, its answer.
@@ -415,11 +418,12 @@ impl Item {
                 });
             }
             EventKind::WorktreeRemoved { .. } => self.worktree_removed = true,
-            EventKind::Held { kind, reason } => {
+            EventKind::Held { kind, reason, next } => {
                 self.hold = Some(Hold {
                     kind: *kind,
                     reason: reason.clone(),
                     since: t.to_string(),
+                    next: next.clone(),
                 });
             }
             EventKind::Asked {
@@ -456,6 +460,7 @@ impl Item {
                 }
             }
             EventKind::CheckRun { .. }
+            | EventKind::SetupRun { .. }
             | EventKind::Prompt { .. }
             | EventKind::Turn { .. }
             | EventKind::Commit { .. }

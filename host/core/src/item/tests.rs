@@ -732,7 +732,8 @@ fn action() -> impl Strategy<Value = Action> {
         }),
         hold.prop_map(|kind| Action::Hold {
             kind,
-            reason: "r".into()
+            reason: "r".into(),
+            next: Vec::new(),
         }),
     ]
 }
