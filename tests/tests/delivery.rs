@@ -869,3 +869,93 @@ fn a_pr_opened_outside_hallmark_is_adopted_reviewed_updated_in_place_and_deliver
     assert_eq!(status["item"]["delivered"]["merged"], true, "{status}");
     assert!(!l.wt.exists(), "swept");
 }
+
+/// Starts a daemon in the background with the loop's scripted model (and `extra`).
+fn background_daemon(l: &Loop, extra: &[(&str, &str)]) -> u32 {
+    let mut cmd = l.sb.hall_command(&l.sb.repo);
+    cmd.args(["daemon", "run", "--repo", ".", "--tick", "0.05"])
+        .envs(l.sb.model_env(&l.script))
+        .envs(extra.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    l.sb.spawn(&mut cmd)
+}
+
+#[test]
+fn a_daemon_killed_mid_follow_through_leaves_one_update_one_comment_and_one_verdict() {
+    let l = shipped_with_changes_requested();
+    let commit = "printf 'logged\\n' > log.txt && git add log.txt && git commit -qm 'Log when the cap is hit'";
+    script(
+        &l,
+        json!({"review": [approve()],
+               "develop": [{"sleep": 30, "sh": commit}, {"sh": commit}]}),
+    );
+    let comments = l.sb.github().pr(1).unwrap().comments.len();
+    let daemon = background_daemon(&l, &[]);
+    wait_for("the dev run", 60, || dev_prompts(&l).len() == 1);
+    l.sb.kill_spawned(daemon);
+    // A second daemon runs the dev run again (the dead holder's lease is free) and
+    // takes the item through review onto the same PR.
+    watch(&l);
+    assert_eq!(dev_prompts(&l).len(), 2);
+    assert_eq!(l.events_of(&l.id, "reopened").len(), 1);
+    assert_eq!(l.events_of(&l.id, "follow_through").len(), 1);
+    assert_eq!(
+        l.events_of(&l.id, "verdict").len(),
+        2,
+        "one verdict a round"
+    );
+    updated_in_place(&l);
+    assert_eq!(
+        l.sb.github().pr(1).unwrap().comments.len(),
+        comments + 1,
+        "one review comment for the update"
+    );
+    let left = l.sb.reap();
+    assert!(left.iter().all(|p| p.contains("claude")), "{left:?}");
+}
+
+#[test]
+fn a_daemon_killed_mid_update_push_leaves_one_push_and_one_comment() {
+    let config = format!(
+        "{CONFIG}update = \"if [ -n \\\"$HALL_TEST_SLOW_UPDATE\\\" ]; then sleep 30; fi; git push --force-with-lease origin {{branch}}\"\n"
+    );
+    let l = Loop::ready(&config, json!({"review": [approve()]}));
+    l.daemon();
+    let github = l.sb.github();
+    let shipped = github.pr(1).unwrap().head_oid;
+    github.review(
+        1,
+        "grace",
+        hallmark_tests::github::ReviewState::ChangesRequested,
+        "Please log when the cap is hit.",
+    );
+    script(
+        &l,
+        json!({"review": [approve()],
+               "develop": [{"sh": "printf 'logged\\n' > log.txt && git add log.txt && git commit -qm 'Log when the cap is hit'"}]}),
+    );
+    let comments = github.pr(1).unwrap().comments.len();
+    let daemon = background_daemon(&l, &[("HALL_TEST_SLOW_UPDATE", "1")]);
+    wait_for("the update", 60, || {
+        l.events_of(&l.id, "hallmarked").len() == 2
+    });
+    // The shipper is in its update command now (asleep before the push).
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    l.sb.kill_spawned(daemon);
+    assert_eq!(
+        github.pr(1).unwrap().head_oid,
+        shipped,
+        "killed before the push"
+    );
+    assert_eq!(l.status()["item"]["state"], "hallmarked");
+    watch(&l);
+    updated_in_place(&l);
+    assert_eq!(
+        l.events_of(&l.id, "shipped").len(),
+        2,
+        "the first ship, one update"
+    );
+    assert_eq!(github.pr(1).unwrap().comments.len(), comments + 1);
+    l.sb.reap();
+}
