@@ -455,6 +455,63 @@ fn a_pr_behind_on_its_files_is_rebased_with_no_model_run_and_keeps_its_approval(
     l.sb.hall(&l.wt, &["verify", &head]).ok();
 }
 
+#[test]
+fn a_conflict_the_dev_run_resolves_to_the_approved_change_keeps_its_approval() {
+    // In a rebase, "ours" is the base's side: the dev run keeps main's lines.
+    let l = Loop::signed(
+        CONFIG,
+        json!({"review": [approve()],
+               "develop": [{"sh": "git rebase -q -X ours origin/main"}]}),
+    );
+    let lines: Vec<String> = (1..=60).map(|n| format!("line {n}")).collect();
+    let text = |v: &[String]| v.join("\n") + "\n";
+    l.sb.commit(&l.sb.repo, "long.txt", &text(&lines), "A long file");
+    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
+    l.sb.git(&l.wt, &["fetch", "-q", "origin"]);
+    l.sb.git(&l.wt, &["rebase", "-q", "origin/main"]);
+    // The item's history touches line 5 and puts it back; its change is line 50 alone.
+    let mut a = lines.clone();
+    a[4] = "line 5, for a while".into();
+    l.sb.commit(&l.wt, "long.txt", &text(&a), "Try a new line 5");
+    let mut b = lines.clone();
+    b[49] = "line fifty".into();
+    l.sb.commit(
+        &l.wt,
+        "long.txt",
+        &text(&b),
+        "Keep line 5; spell out line 50",
+    );
+    l.make_ready();
+    l.daemon();
+    let shipped = l.sb.git(&l.wt, &["rev-parse", "HEAD"]);
+    let calls = dev_prompts(&l).len();
+    // Main edits line 5: GitHub can merge the PR (its net change is line 50), but the
+    // branch is behind on long.txt, and replaying its commits conflicts.
+    let mut theirs = lines.clone();
+    theirs[4] = "line five, from main".into();
+    l.sb.commit(&l.sb.repo, "long.txt", &text(&theirs), "Spell out line 5");
+    l.sb.git(&l.sb.repo, &["push", "-q", "origin", "main"]);
+    let run = watch(&l);
+    assert_eq!(
+        dev_prompts(&l).len(),
+        calls + 1,
+        "git could not replay it alone: {}",
+        run.stderr
+    );
+    let head = updated_in_place(&l);
+    assert_ne!(head, shipped);
+    let verdicts = l.events_of(&l.id, "verdict");
+    assert_eq!(verdicts.len(), 2, "{}", run.stderr);
+    assert_eq!(verdicts[1]["by"], "carried", "no review run");
+    assert_eq!(review_prompts(&l).len(), 1);
+    l.sb.hall(&l.wt, &["verify", &head]).ok();
+    // It merges: delivered, and the worktree swept.
+    l.sb.github().merge(1);
+    watch(&l);
+    assert_eq!(l.status()["item"]["delivered"]["merged"], true);
+    assert!(!l.wt.exists());
+}
+
 /// The prompts of the reviewer's runs.
 fn review_prompts(l: &Loop) -> Vec<String> {
     l.claude_calls()
