@@ -78,8 +78,11 @@ pub enum Cmd {
     /// Which room serves each world; check or run a room component.
     #[command(subcommand)]
     Rooms(RoomsCmd),
-    /// List every command (`--json` for agents).
-    Help,
+    /// List every command (`--json` for agents), or show one: `hall help drop`.
+    Help {
+        /// A command (`drop`, or `daemon run` for a nested one).
+        command: Vec<String>,
+    },
     /// Print the JSON Schema of a command's reply, or of `error`, `event` or `config`.
     Schema(SchemaArgs),
     /// The entry point for Claude Code hooks: reads the hook JSON on stdin.

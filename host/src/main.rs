@@ -25,18 +25,7 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            let msg = e.render().to_string();
-            let first = msg
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            return finish(
-                Err(HallError::usage(first).hint("hall help")),
-                json,
-                force_json,
-            );
+            return finish(Err(commands::usage_error(&e, &args)), json, force_json);
         }
     };
     let result = std::panic::catch_unwind(|| {

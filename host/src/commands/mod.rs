@@ -18,6 +18,7 @@ pub mod trace;
 mod verdict;
 mod verify;
 pub use claude::{SESSION_ENV, confine_by_default as claude_confine_by_default};
+pub use help::usage_error;
 pub use inbox::count as inbox_count;
 mod init;
 mod log;
@@ -167,7 +168,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Verify(a)) => verify::run(ctx, &a),
         Some(Cmd::Budget(a)) => budget::run(ctx, &a),
         Some(Cmd::Trace(a)) => trace::run(ctx, &a),
-        Some(Cmd::Help) => help::run(),
+        Some(Cmd::Help { command }) => help::run(&command),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves
         // `hall help`, which lists it.
