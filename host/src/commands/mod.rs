@@ -193,6 +193,9 @@ pub struct ItemReply {
     pub hold: Option<crate::item::state::Hold>,
     /// False when the command found the item already where it asked for (a repeat).
     pub changed: bool,
+    /// What the person should know and may not expect (no daemon picks the item up…).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub next: Vec<String>,
 }
 
@@ -207,6 +210,7 @@ impl ItemReply {
             round: item.round,
             hold: item.hold.clone(),
             changed,
+            warnings: Vec::new(),
             next: next_for(item),
         }
     }
@@ -214,7 +218,13 @@ impl ItemReply {
     /// The reply after a change: `changed` is false for a repeat that found the item
     /// already where it was asked to be.
     pub fn reply(item: &Item, changed: bool, what: &str) -> Reply {
-        let r = ItemReply::of(item, changed);
+        ItemReply::of(item, changed).render(item, what)
+    }
+
+    /// This reply with its text: `what` happened to `item`.
+    pub fn render(self, item: &Item, what: &str) -> Reply {
+        let r = self;
+        let changed = r.changed;
         let id = r.item;
         let head = if changed {
             what.to_string()

@@ -182,10 +182,15 @@ pub fn refused(id: ItemId, r: Refusal) -> HallError {
         }
         Refusal::InReview { state, round, sha } => HallError::new(
             Code::ItemInReview,
-            format!("{id} is in {state}, round {round}, at {}.", sha.short()),
+            format!(
+                "{id} is in {state} (round {round}) at {}, the commit frozen by `hall ready`; \
+                 HEAD has moved since, and the loop reviews only the frozen commit. Wait for \
+                 the round to end, or pull the item back and freeze the new HEAD",
+                sha.short()
+            ),
         )
-        .hint(format!("hall pull-back {id}"))
-        .hint(format!("hall log {id} --kind verdict")),
+        .hint(format!("hall status {id}"))
+        .hint(format!("hall pull-back {id} && hall ready {id}")),
         Refusal::RebasePending { base } => HallError::new(
             Code::WrongState,
             format!("{id} has a standing request to rebase onto {base}, and its branch isn't on {base} yet"),

@@ -21,28 +21,37 @@ pub fn require_clean(hall: &Hall, item: &Item) -> Result<PathBuf> {
         )
         .hint(format!("hall drop {id} --reason \"…\"")));
     }
-    let dirty = git::dirty_paths(&wt)?;
+    let dirty = git::dirty_entries(&wt)?;
     if !dirty.is_empty() {
-        let shown: Vec<_> = dirty.iter().take(5).cloned().collect();
+        let shown: Vec<String> = dirty
+            .iter()
+            .take(5)
+            .map(|(untracked, p)| {
+                if *untracked {
+                    format!("{p} (untracked)")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
         let more = if dirty.len() > 5 {
             format!(" and {} more", dirty.len() - 5)
         } else {
             String::new()
         };
+        // Untracked files need `-A`/`-u`: a plain `git commit` or `git stash` leaves
+        // them, and a `commit` without `-m` opens an editor an agent can't use.
+        let at = shell_word(&wt.display().to_string());
         return Err(HallError::new(
             Code::DirtyWorktree,
             format!(
-                "{} has uncommitted changes: {}{more}",
+                "{} has uncommitted changes, which would not be in the frozen commit: {}{more}",
                 wt.display(),
                 shown.join(", ")
             ),
         )
-        .hint(format!(
-            "git -C {} add -A && git -C {} commit",
-            wt.display(),
-            wt.display()
-        ))
-        .hint(format!("git -C {} stash", wt.display())));
+        .hint(format!("git -C {at} add -A && git -C {at} commit -m \"…\""))
+        .hint(format!("git -C {at} stash -u")));
     }
     Ok(wt)
 }
@@ -123,4 +132,16 @@ pub fn freeze_point(hall: &Hall, item: &Item) -> Result<(crate::item::Sha, bool)
         item.sha.clone().unwrap_or_default()
     };
     Ok((head, on_base(&wt, item.rebase_requested.as_deref())))
+}
+
+/// A path as one shell word: quoted when it holds anything a shell would split or expand.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
