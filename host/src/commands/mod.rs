@@ -33,6 +33,7 @@ pub mod run;
 pub mod schema;
 pub mod setup;
 mod status;
+mod unshared;
 mod usage;
 
 use serde::Serialize;

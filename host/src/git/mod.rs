@@ -668,6 +668,12 @@ pub fn worktree_remove(root: &Path, path: &Path) -> Result<()> {
     run(root, &["worktree", "remove", &p]).map(drop)
 }
 
+/// Deletes the local branch `branch` (merged or not): for a branch `hall` made itself
+/// and is taking back.
+pub fn branch_delete(root: &Path, branch: &str) -> Result<()> {
+    run(root, &["branch", "--quiet", "-D", branch]).map(drop)
+}
+
 /// Moves the checkout at `dir` to commit `sha`, detached, and deletes the untracked
 /// files there (ignored ones, such as build output, stay for the next run).
 pub fn checkout_clean(dir: &Path, sha: &str) -> Result<()> {
