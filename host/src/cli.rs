@@ -347,7 +347,8 @@ pub enum DaemonCmd {
         /// Stop once no item has work the loop can do (for scripts and tests).
         #[arg(long)]
         until_idle: bool,
-        /// Only this repository (default: every registered one).
+        /// Only this repository (default: every registered one; with --until-idle, the
+        /// repository it is started in, or every registered one outside a repository).
         #[arg(long)]
         repo: Option<std::path::PathBuf>,
         /// Seconds between passes.
