@@ -65,7 +65,7 @@ fn finish(result: Result<Reply, HallError>, json: bool, force_json: bool) -> Exi
             } else {
                 eprintln!("error[{}]: {}", err.code.as_str(), err.message);
                 for n in &err.next {
-                    eprintln!("  next: `{n}`");
+                    eprintln!("  next: {}", hallmark::error::as_command(n));
                 }
             }
             ExitCode::from(if err.code == Code::Internal {

@@ -246,6 +246,6 @@ pub fn next_text(next: &[String]) -> String {
     if next.is_empty() {
         return String::new();
     }
-    let cmds: Vec<String> = next.iter().map(|c| format!("`{c}`")).collect();
+    let cmds: Vec<String> = next.iter().map(|c| crate::error::as_command(c)).collect();
     format!("next: {}", cmds.join("  "))
 }

@@ -107,7 +107,10 @@ impl LogLine {
             .unwrap_or_else(|| self.repo.clone());
         let item = self.item.map(|i| format!(" {i}")).unwrap_or_default();
         let state = self.state.map(|s| format!(" ({s})")).unwrap_or_default();
-        format!("{}  {repo}{item}  {}{state}: {}", self.t, self.role, self.did)
+        format!(
+            "{}  {repo}{item}  {}{state}: {}",
+            self.t, self.role, self.did
+        )
     }
 }
 
