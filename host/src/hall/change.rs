@@ -177,8 +177,15 @@ fn decide_stamped(
 pub fn refused(id: ItemId, r: Refusal) -> HallError {
     match r {
         Refusal::WrongState { state, action } => {
-            HallError::new(Code::WrongState, format!("{id} is {state}; `{action}` is not allowed there"))
-                .hint(format!("hall status {id}"))
+            HallError::new(
+                Code::WrongState,
+                format!(
+                    "{id} is in {} ({}), where `{action}` can't be done",
+                    state.as_str().replace('_', " "),
+                    state.station()
+                ),
+            )
+            .hint(format!("hall status {id}"))
         }
         Refusal::InReview { state, round, sha } => HallError::new(
             Code::ItemInReview,
@@ -198,8 +205,16 @@ pub fn refused(id: ItemId, r: Refusal) -> HallError {
         .hint(format!("git rebase {base}"))
         .hint(format!("hall ready {id}")),
         Refusal::NothingToRetry { state } => {
-            HallError::new(Code::WrongState, format!("{id} is {state} with no hold; there is nothing to retry"))
-                .hint(format!("hall status {id}"))
+            HallError::new(
+                Code::WrongState,
+                format!(
+                    "{id} is in {} ({}) and nothing holds it, so there is nothing to retry: \
+                     `hall retry` releases a hold or gives an escalated item another round",
+                    state.as_str().replace('_', " "),
+                    state.station()
+                ),
+            )
+            .hint(format!("hall status {id}"))
         }
     }
 }
