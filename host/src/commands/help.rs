@@ -167,8 +167,8 @@ fn distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
@@ -382,5 +382,37 @@ fn lowercase_first(s: &str) -> String {
     match chars.next() {
         Some(c) => c.to_lowercase().chain(chars).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn a_typo_finds_its_command_and_a_stranger_finds_none() {
+        let known: Vec<String> = ["status", "setup", "ready", "retry"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(nearest("stauts", &known).as_deref(), Some("status"));
+        assert_eq!(nearest("reday", &known).as_deref(), Some("ready"));
+        assert_eq!(nearest("frobnicate", &known), None);
+        assert_eq!(distance("stauts", "status"), 1);
+    }
+
+    #[test]
+    fn a_missing_argument_is_named_with_an_example() {
+        let args: Vec<String> = ["hall", "drop", "1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let e = Cli::try_parse_from(&args).expect_err("--reason is required");
+        let err = usage_error(&e, &args);
+        assert_eq!(err.code, Code::Usage);
+        assert!(err.message.contains("--reason"), "{}", err.message);
+        assert_eq!(err.next[0], "hall drop 1 --reason \"…\"");
+        assert_eq!(err.next[1], "hall help drop");
     }
 }

@@ -196,8 +196,8 @@ pub fn refused(id: ItemId, r: Refusal) -> HallError {
                 sha.short()
             ),
         )
-        .hint(format!("hall status {id}"))
-        .hint(format!("hall pull-back {id} && hall ready {id}")),
+        .hint(format!("hall pull-back {id} && hall ready {id}"))
+        .hint(format!("hall status {id}")),
         Refusal::RebasePending { base } => HallError::new(
             Code::WrongState,
             format!("{id} has a standing request to rebase onto {base}, and its branch isn't on {base} yet"),
