@@ -80,8 +80,11 @@ pub enum Cmd {
     /// Which room serves each world; check or run a room component.
     #[command(subcommand)]
     Rooms(RoomsCmd),
-    /// List every command (`--json` for agents).
-    Help,
+    /// List every command (`--json` for agents), or show one: `hall help drop`.
+    Help {
+        /// A command (`drop`, or `daemon run` for a nested one).
+        command: Vec<String>,
+    },
     /// Print the JSON Schema of a command's reply, or of `error`, `event` or `config`.
     Schema(SchemaArgs),
     /// The entry point for Claude Code hooks: reads the hook JSON on stdin.
@@ -346,7 +349,8 @@ pub enum DaemonCmd {
         /// Stop once no item has work the loop can do (for scripts and tests).
         #[arg(long)]
         until_idle: bool,
-        /// Only this repository (default: every registered one).
+        /// Only this repository (default: every registered one; with --until-idle, the
+        /// repository it is started in, or every registered one outside a repository).
         #[arg(long)]
         repo: Option<std::path::PathBuf>,
         /// Seconds between passes.

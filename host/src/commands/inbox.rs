@@ -86,7 +86,12 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
                 n: 0,
                 kind: "ready?".into(),
                 item: Some(id),
-                text: format!("{id} \"{}\" is proposed as ready", row.title),
+                text: match index.item(id).ok().flatten().and_then(|i| i.summary) {
+                    Some(summary) => {
+                        format!("{id} \"{}\" is proposed as ready: {summary}", row.title)
+                    }
+                    None => format!("{id} \"{}\" is proposed as ready", row.title),
+                },
                 since: row.since.clone(),
                 key: format!("ready:{id}"),
                 dismissed: false,

@@ -346,6 +346,11 @@ pub fn current_branch(dir: &Path) -> Option<String> {
 /// Paths with uncommitted changes, untracked files included (they would not be in the
 /// frozen commit), ignored files excluded.
 pub fn dirty_paths(dir: &Path) -> Result<Vec<String>> {
+    Ok(dirty_entries(dir)?.into_iter().map(|(_, p)| p).collect())
+}
+
+/// [`dirty_paths`] with whether each path is untracked (`git add` has never seen it).
+pub fn dirty_entries(dir: &Path) -> Result<Vec<(bool, String)>> {
     // No optional locks: hall must not race the user's own git (or another hall) for
     // the index lock just to refresh stat data.
     let text = run(
@@ -360,7 +365,7 @@ pub fn dirty_paths(dir: &Path) -> Result<Vec<String>> {
     Ok(text
         .lines()
         .filter(|l| l.len() > 3)
-        .map(|l| l[3..].to_string())
+        .map(|l| (l.starts_with("??"), l[3..].to_string()))
         .collect())
 }
 
@@ -759,6 +764,12 @@ pub fn tracked_blobs(dir: &Path, rev: &str) -> Result<Vec<(String, String)>> {
             Some((path.to_string(), blob.to_string()))
         })
         .collect())
+}
+
+/// Deletes the local branch `branch` (merged or not): for a branch `hall` made itself
+/// and is taking back.
+pub fn branch_delete(root: &Path, branch: &str) -> Result<()> {
+    run(root, &["branch", "--quiet", "-D", branch]).map(drop)
 }
 
 /// Moves the checkout at `dir` to commit `sha`, detached, and deletes the untracked
