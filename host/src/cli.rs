@@ -67,6 +67,8 @@ pub enum Cmd {
     Findings(FindingsArgs),
     /// Record what the fixer's commit fixes and resubmit the item to the checks.
     Fixed(FixedArgs),
+    /// Draft a reply to a review comment on the item's PR, posted once the change ships.
+    Reply(ReplyArgs),
     /// Record a person's schema-checked verdict (a human override; refused to agents).
     Verdict(VerdictArgs),
     /// Check that a commit carries a valid signed hallmark, without the journal (the CI check).
@@ -78,8 +80,11 @@ pub enum Cmd {
     /// Which room serves each world; check or run a room component.
     #[command(subcommand)]
     Rooms(RoomsCmd),
-    /// List every command (`--json` for agents).
-    Help,
+    /// List every command (`--json` for agents), or show one: `hall help drop`.
+    Help {
+        /// A command (`drop`, or `daemon run` for a nested one).
+        command: Vec<String>,
+    },
     /// Print the JSON Schema of a command's reply, or of `error`, `event` or `config`.
     Schema(SchemaArgs),
     /// The entry point for Claude Code hooks: reads the hook JSON on stdin.
@@ -344,7 +349,8 @@ pub enum DaemonCmd {
         /// Stop once no item has work the loop can do (for scripts and tests).
         #[arg(long)]
         until_idle: bool,
-        /// Only this repository (default: every registered one).
+        /// Only this repository (default: every registered one; with --until-idle, the
+        /// repository it is started in, or every registered one outside a repository).
         #[arg(long)]
         repo: Option<std::path::PathBuf>,
         /// Seconds between passes.
@@ -381,6 +387,18 @@ pub struct FixedArgs {
     /// Why the disputed finding is wrong.
     #[arg(long)]
     pub reason: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplyArgs {
+    /// The review comment's id (the dev run's prompt lists them as `#123`).
+    pub comment: String,
+    /// What to answer.
+    #[arg(long)]
+    pub body: String,
+    /// An item (default: the worktree's).
+    #[arg(long)]
+    pub item: Option<String>,
 }
 
 #[derive(Args, Debug)]

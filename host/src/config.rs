@@ -58,6 +58,8 @@ pub struct Config {
     pub branch: String,
     /// How a hallmarked item ships.
     pub ship: String,
+    /// How a reopened or adopted item updates the PR it already has.
+    pub update: String,
     /// How each review is posted on the PR.
     pub review_comment: String,
     /// The repository's own checks (tests, lint, build), run before any review. The key
@@ -274,6 +276,7 @@ impl Default for Config {
             worktree: "git worktree add ../{repo}-{id} -b {branch} {base}".into(),
             branch: "hm/{id}-{slug}".into(),
             ship: "git push -u origin {branch} && gh pr create --base {base} --head {branch} --title {title} --body-file {body_file}".into(),
+            update: "git push --force-with-lease origin {branch}".into(),
             review_comment: "gh pr comment {pr} --body-file {review_file}".into(),
             checks: Vec::new(),
             setup: Vec::new(),
@@ -522,6 +525,7 @@ impl Config {
              # worktree = {worktree}\n\
              # branch = {branch}\n\
              # ship = {ship}\n\
+             # update = {update}\n\
              # review_comment = {review_comment}\n\
              # gates_no_cache = []\n\
              # dev_commands = []\n\
@@ -552,6 +556,7 @@ impl Config {
             worktree = toml::Value::String(d.worktree),
             branch = toml::Value::String(d.branch),
             ship = toml::Value::String(d.ship),
+            update = toml::Value::String(d.update),
             review_comment = toml::Value::String(d.review_comment),
             merge_cmd = toml::Value::String(d.merge.command),
         )

@@ -453,3 +453,13 @@ pub struct ErrorBody {
 }
 
 pub type Result<T, E = HallError> = std::result::Result<T, E>;
+
+/// A `next` entry as text shows it: a command in backticks; a sentence that already
+/// marks its commands (`install gh…, then `gh auth login``) as it is, never nested.
+pub fn as_command(next: &str) -> String {
+    if next.contains('`') {
+        next.to_string()
+    } else {
+        format!("`{next}`")
+    }
+}

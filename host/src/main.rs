@@ -25,18 +25,7 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            let msg = e.render().to_string();
-            let first = msg
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            return finish(
-                Err(HallError::usage(first).hint("hall help")),
-                json,
-                force_json,
-            );
+            return finish(Err(commands::usage_error(&e, &args)), json, force_json);
         }
     };
     let result = std::panic::catch_unwind(|| {
@@ -76,7 +65,7 @@ fn finish(result: Result<Reply, HallError>, json: bool, force_json: bool) -> Exi
             } else {
                 eprintln!("error[{}]: {}", err.code.as_str(), err.message);
                 for n in &err.next {
-                    eprintln!("  next: `{n}`");
+                    eprintln!("  next: {}", hallmark::error::as_command(n));
                 }
             }
             ExitCode::from(if err.code == Code::Internal {

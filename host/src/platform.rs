@@ -65,6 +65,17 @@ pub fn cache_dir() -> Option<PathBuf> {
     dirs::cache_dir().map(|d| d.join("hallmark"))
 }
 
+/// Where the loop keeps its own checkouts of frozen commits: under the user cache
+/// directory, outside every repository's folder tree, so nothing that walks up from a
+/// checkout (node's module resolution, a tool looking for `.venv`) reaches the main
+/// checkout's installed dependencies. `cache` is Hallmark's cache directory (usually
+/// [`cache_dir`]); the system's temporary directory stands in when there is none.
+pub fn checkouts_dir(cache: Option<PathBuf>) -> PathBuf {
+    cache
+        .unwrap_or_else(|| std::env::temp_dir().join("hallmark"))
+        .join("checkouts")
+}
+
 /// Whether process `pid` on this machine is known to have exited. Only Linux can say
 /// without a system call (`/proc`); elsewhere the answer is "not known", and a lease
 /// waits out its expiry instead.

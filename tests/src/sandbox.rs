@@ -105,7 +105,7 @@ pub fn hall_bin() -> &'static Path {
     })
 }
 
-/// One of this package's test doubles (`fake-claude`, `fake-gh`…), built for callers
+/// One of this package's test doubles (`fake-claude`, `fake-tool`…), built for callers
 /// that cargo didn't build it for (the demo).
 pub fn test_double(name: &str) -> PathBuf {
     let dir = hall_bin().parent().expect("profile dir").to_path_buf();

@@ -92,6 +92,7 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
                 let applied = hall.change(ctx, id).apply(Action::Reopen {
                     reason: "adopted again while its PR is open".into(),
                     ci_at: None,
+                    follow: None,
                 })?;
                 return Ok(reply(id, &applied.after, "reopened"));
             }

@@ -166,9 +166,12 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
             if !tick.is_finite() || *tick < 0.0 {
                 return Err(HallError::usage("--tick takes a number of seconds, e.g. 2"));
             }
+            // A run until idle is for scripts and tests in one repository: the one it
+            // is started in; outside any repository, every registered one (the help
+            // of `--repo` says so).
             let repos = match repo {
                 Some(p) => Some(vec![ctx.cwd.join(p)]),
-                None if *until_idle => Some(vec![ctx.repo()?.main_root]),
+                None if *until_idle => ctx.repo().ok().map(|r| vec![r.main_root]),
                 None => None,
             };
             let until = if *until_idle {
@@ -178,9 +181,20 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
             };
             let log = daemon::run(repos, until, Duration::from_secs_f64(*tick))?;
             let mut r = status_reply(ctx, None);
-            r.log = log;
             r.next = vec!["hall status".into(), "hall inbox".into()];
-            let t = text(&r);
+            // The steps were printed live, on stderr; the text doesn't repeat them.
+            let t = format!(
+                "Ran {} step{}; {}.\n{}",
+                log.len(),
+                if log.len() == 1 { "" } else { "s" },
+                if *until_idle {
+                    "now no item has work the loop can do"
+                } else {
+                    "the daemon was asked to stop"
+                },
+                next_text(&r.next)
+            );
+            r.log = log;
             Ok(Reply::new(&r, t))
         }
     }

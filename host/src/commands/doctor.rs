@@ -112,9 +112,11 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
         }
     }
     let ok = checks.iter().all(|c| c.ok || !c.required);
+    // What blocks Hallmark first, then what only some commands need.
     let next: Vec<String> = checks
         .iter()
-        .filter(|c| !c.ok)
+        .filter(|c| !c.ok && c.required)
+        .chain(checks.iter().filter(|c| !c.ok && !c.required))
         .filter_map(|c| c.fix.clone())
         .collect();
     let mut text: Vec<String> = checks
@@ -130,11 +132,25 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
             let fix = c
                 .fix
                 .as_ref()
-                .map(|f| format!("  → `{f}`"))
+                .map(|f| format!("  → {}", crate::error::as_command(f)))
                 .unwrap_or_default();
             format!("{mark} {:<8} {}{fix}", c.name, c.detail)
         })
         .collect();
+    let failed = checks.iter().filter(|c| !c.ok && c.required).count();
+    let warned = checks.iter().filter(|c| !c.ok && !c.required).count();
+    text.push(match (failed, warned) {
+        (0, 0) => "Every check passes.".to_string(),
+        (0, w) => format!(
+            "Every required check passes; {w} warning{} for what some commands need.",
+            if w == 1 { "" } else { "s" }
+        ),
+        (f, _) => format!(
+            "{f} required check{} failed: Hallmark can't work here until {} fixed (exit {FAILED}).",
+            if f == 1 { "" } else { "s" },
+            if f == 1 { "it is" } else { "they are" }
+        ),
+    });
     text.push(next_text(&next));
     let mut reply = Reply::new(&DoctorReply { ok, checks, next }, text.join("\n"));
     if !ok {
@@ -272,7 +288,7 @@ fn check_signers(repo: &crate::git::Repo) -> std::result::Result<String, (String
         Ok(Some(t)) if !t.is_empty() => Ok(format!("hallmarks verify against {}", t.source())),
         _ => Err((
             format!("{base} has no .hallmark/allowed_signers, so CI can't verify hallmarks"),
-            "hall init --signers, then commit .hallmark/allowed_signers on the base branch".into(),
+            format!("`hall init --signers`, then commit .hallmark/allowed_signers on {base}"),
         )),
     }
 }
@@ -339,9 +355,19 @@ fn check_journal(journal: &Journal) -> std::result::Result<String, (String, Stri
         events += c.events.len();
         torn += c.torn.len();
     }
+    // The repository's own events (denials, prompts with no item) are indexed too; the
+    // two counts must agree.
+    let repo_events = crate::journal::file::read(&journal.repo_file()).map_err(|e| {
+        let e = crate::error::HallError::from(e);
+        (e.message, e.next.first().cloned().unwrap_or_default())
+    })?;
+    events += repo_events.events.len();
+    torn += repo_events.torn.len();
     Ok(format!(
-        "{} items, {events} events readable{}",
+        "{} item{}, {events} event{} readable{}",
         ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        if events == 1 { "" } else { "s" },
         if torn > 0 {
             format!(", {torn} torn lines skipped")
         } else {
@@ -370,7 +396,10 @@ fn check_index(journal: &Journal) -> std::result::Result<String, (String, String
             "{events} events indexed; the file was damaged ({reason}) and was rebuilt from the journal (see {})",
             crate::index::log_file(journal).display()
         ),
-        None => format!("{events} events indexed"),
+        None => format!(
+            "{events} event{} indexed",
+            if events == 1 { "" } else { "s" }
+        ),
     })
 }
 

@@ -86,7 +86,12 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
                 n: 0,
                 kind: "ready?".into(),
                 item: Some(id),
-                text: format!("{id} \"{}\" is proposed as ready", row.title),
+                text: match index.item(id).ok().flatten().and_then(|i| i.summary) {
+                    Some(summary) => {
+                        format!("{id} \"{}\" is proposed as ready: {summary}", row.title)
+                    }
+                    None => format!("{id} \"{}\" is proposed as ready", row.title),
+                },
                 since: row.since.clone(),
                 key: format!("ready:{id}"),
                 dismissed: false,
@@ -99,10 +104,14 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
         }
         if let Some(kind) = &row.hold {
             let item = index.item(id)?;
-            let (reason, since) = item
+            let (reason, since, mut next) = item
                 .and_then(|i| i.hold)
-                .map(|h| (h.reason, h.since))
-                .unwrap_or_else(|| (String::new(), row.updated.clone()));
+                .map(|h| (h.reason, h.since, h.next))
+                .unwrap_or_else(|| (String::new(), row.updated.clone(), Vec::new()));
+            if !next.iter().any(|n| n.starts_with("hall retry")) {
+                next.push(format!("hall retry {id} --reason \"…\""));
+            }
+            next.push(format!("hall log {id}"));
             out.push(Entry {
                 n: 0,
                 kind: kind.clone(),
@@ -111,12 +120,27 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
                 since: since.clone(),
                 key: format!("hold:{kind}:{id}"),
                 dismissed: false,
-                next: vec![
-                    format!("hall retry {id} --reason \"…\""),
-                    format!("hall log {id}"),
-                ],
+                next,
             });
         }
+    }
+    // CI that never started on the repository's PRs, until it runs again.
+    let notices = index.notices()?;
+    let ci = notices
+        .iter()
+        .rev()
+        .find(|n| n.item.is_none() && (n.kind == "ci_down" || n.kind == "ci_up"));
+    if let Some(n) = ci.filter(|n| n.kind == "ci_down") {
+        out.push(Entry {
+            n: 0,
+            kind: "ci_down".into(),
+            item: None,
+            text: n.message.clone(),
+            since: n.t.clone(),
+            key: format!("ci_down:{}", n.t),
+            dismissed: false,
+            next: vec!["gh run list --limit 5".into(), "hall status".into()],
+        });
     }
     // A daemon that should run but has no heartbeat: the loop has stopped.
     if let Some(d) = crate::daemon::read_state()

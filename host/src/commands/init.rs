@@ -31,6 +31,9 @@ pub struct InitReply {
     /// What check detection found, when this run wrote `.hallmark.toml`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detection: Option<DetectionReply>,
+    /// Hallmark's files that the base branch doesn't have yet (new worktrees won't).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uncommitted: Vec<String>,
     /// With `--signers`: the allowed_signers file that lists your key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signers: Option<String>,
@@ -175,8 +178,6 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     }
 
     let registered = crate::hall::registry::register(&root).is_ok();
-    // The repository files written so far, before the key and the signers file.
-    let setup_written = !wrote.is_empty();
     let mut warnings = Vec::new();
     match crate::sign::ensure_key() {
         Ok(k) if k.created => wrote.push(k.path.display().to_string()),
@@ -193,11 +194,16 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         None
     };
     let mut next = Vec::new();
-    if setup_written {
-        next.push(
-            "git add .hallmark.toml .hallmark CLAUDE.md && git commit -m \"Set up Hallmark\""
-                .to_string(),
-        );
+    // New worktrees come from the base branch: files not committed there are missing
+    // from every item until they are.
+    let uncommitted = super::unshared::files(&repo, &config.base);
+    if let Some(w) = super::unshared::warning(&uncommitted, &config.base) {
+        warnings.push(w);
+        next.push(super::unshared::commit_command(
+            &root,
+            &uncommitted,
+            &config.base,
+        ));
     }
     if let Some((_, true)) = &signers {
         next.push(format!(
@@ -230,6 +236,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
         detection,
         wrote,
         registered,
+        uncommitted,
         signers: signers.map(|(p, _)| p.display().to_string()),
         next,
     };

@@ -26,8 +26,42 @@ pub struct LogLine {
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct RepoLogReply {
-    pub events: Vec<EventRow>,
+    pub events: Vec<RepoEvent>,
     pub next: Vec<String>,
+}
+
+/// One event of the newest across the repository, named by its item's ID.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct RepoEvent {
+    /// The item (`H-0001`); absent for the repository's own events (denials, prompts
+    /// with no item).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<ItemId>,
+    /// The line in the item's (or the repository's) journal file.
+    pub line: u64,
+    pub t: String,
+    pub event: String,
+    pub actor: String,
+}
+
+impl From<EventRow> for RepoEvent {
+    fn from(e: EventRow) -> Self {
+        RepoEvent {
+            item: (e.item != 0).then_some(ItemId(e.item)),
+            line: e.line,
+            t: e.t,
+            event: e.event,
+            actor: e.actor,
+        }
+    }
+}
+
+/// The text when no event matched: says so, instead of an empty screen.
+fn none_found(kind: Option<&str>, of: &str) -> String {
+    match kind {
+        Some(k) => format!("No `{k}` events {of}."),
+        None => format!("No events {of}."),
+    }
 }
 
 pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
@@ -50,28 +84,28 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
         None => hall.resolve(None).ok(),
     };
     let Some(id) = id else {
-        let events = hall
+        let events: Vec<RepoEvent> = hall
             .index()?
-            .recent_events(args.kind.as_deref(), args.limit.unwrap_or(50))?;
-        let text = events
+            .recent_events(args.kind.as_deref(), args.limit.unwrap_or(50))?
+            .into_iter()
+            .map(RepoEvent::from)
+            .collect();
+        let next = vec!["hall status".to_string()];
+        let mut text: Vec<String> = events
             .iter()
             .map(|e| {
-                let item = if e.item == 0 {
-                    "repo".to_string()
-                } else {
-                    ItemId(e.item).to_string()
-                };
+                let item = e
+                    .item
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "repo".to_string());
                 format!("{}  {:<7} {:<8} {}", e.t, item, e.actor, e.event)
             })
-            .collect::<Vec<_>>()
-            .join("\n");
-        return Ok(Reply::new(
-            &RepoLogReply {
-                events,
-                next: vec!["hall status".into()],
-            },
-            text,
-        ));
+            .collect();
+        if text.is_empty() {
+            text.push(none_found(args.kind.as_deref(), "in this repository"));
+        }
+        text.push(next_text(&next));
+        return Ok(Reply::new(&RepoLogReply { events, next }, text.join("\n")));
     };
     let contents = hall.journal.read_item(id)?;
     let mut lines: Vec<LogLine> = contents
@@ -100,6 +134,9 @@ pub fn run(ctx: &Ctx, args: &LogArgs) -> Result<Reply> {
             )
         })
         .collect();
+    if text.is_empty() {
+        text.push(none_found(args.kind.as_deref(), &format!("for {id}")));
+    }
     text.push(next_text(&next));
     let warnings = super::torn_warnings(&hall.journal.item_file(id), &contents.torn);
     Ok(Reply::new(
@@ -155,6 +192,12 @@ pub fn describe(kind: &EventKind) -> String {
                 if *cached { " (cached)" } else { "" }
             )
         }
+        EventKind::SetupRun {
+            command,
+            exit_code,
+            duration_ms,
+            ..
+        } => format!("setup `{command}` exit {exit_code} in {duration_ms} ms"),
         EventKind::ChecksPassed { sha } => format!("all checks green at {}", sha.short()),
         EventKind::ChecksFailed { failed, .. } => format!("failed: {}", failed.join(", ")),
         EventKind::Verdict {
@@ -207,10 +250,17 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Reopened { reason, .. } => reason.clone(),
         EventKind::Restored {} => "CI passed on a re-run".into(),
         EventKind::RebaseRequested { base } => format!("rebase onto {base}"),
+        EventKind::ReplyDrafted { comment, body } => {
+            format!("a reply to review comment #{comment} drafted: {body}")
+        }
+        EventKind::ReplyPosted { comment } => format!("the reply to #{comment} posted on the PR"),
+        EventKind::FollowThrough { kind, brief } => {
+            format!("a dev run is due ({}): {brief}", kind.as_str())
+        }
         EventKind::Delivered { pr, merged: true } => format!("{pr} merged"),
         EventKind::Delivered { pr, merged: false } => format!("{pr} closed without merging"),
         EventKind::WorktreeRemoved { path } => format!("worktree {path} removed"),
-        EventKind::Held { kind, reason } => format!("{}: {reason}", kind.as_str()),
+        EventKind::Held { kind, reason, .. } => format!("{}: {reason}", kind.as_str()),
         EventKind::Asked { qid, question, .. } => format!("{qid}: {question}"),
         EventKind::Answered {
             qid,

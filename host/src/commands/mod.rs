@@ -18,6 +18,7 @@ pub mod trace;
 mod verdict;
 mod verify;
 pub use claude::{SESSION_ENV, confine_by_default as claude_confine_by_default};
+pub use help::usage_error;
 pub use inbox::count as inbox_count;
 mod init;
 mod log;
@@ -26,12 +27,14 @@ mod propose_ready;
 mod pull_back;
 mod ready;
 mod reindex;
+mod reply;
 mod retry;
 mod rooms;
 pub mod run;
 pub mod schema;
 pub mod setup;
 mod status;
+mod unshared;
 mod usage;
 
 use serde::Serialize;
@@ -78,8 +81,12 @@ impl Reply {
 pub fn next_for(item: &Item) -> Vec<String> {
     let id = item.id.map(|i| i.to_string()).unwrap_or_default();
     let mut next = Vec::new();
-    if item.hold.is_some() {
-        next.push(format!("hall retry {id} --reason \"…\""));
+    if let Some(hold) = &item.hold {
+        // A hold that says what to do (a missing tool) comes with its own retry.
+        next.extend(hold.next.iter().cloned());
+        if !hold.next.iter().any(|n| n.starts_with("hall retry")) {
+            next.push(format!("hall retry {id} --reason \"…\""));
+        }
     }
     match item.state {
         State::Development => {
@@ -163,11 +170,12 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Next(a)) => next::run(ctx, &a),
         Some(Cmd::Findings(a)) => findings::run(ctx, &a),
         Some(Cmd::Fixed(a)) => fixed::run(ctx, &a),
+        Some(Cmd::Reply(a)) => reply::run(ctx, &a),
         Some(Cmd::Verdict(a)) => verdict::run(ctx, &a),
         Some(Cmd::Verify(a)) => verify::run(ctx, &a),
         Some(Cmd::Budget(a)) => budget::run(ctx, &a),
         Some(Cmd::Trace(a)) => trace::run(ctx, &a),
-        Some(Cmd::Help) => help::run(),
+        Some(Cmd::Help { command }) => help::run(&command),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves
         // `hall help`, which lists it.
@@ -192,6 +200,9 @@ pub struct ItemReply {
     pub hold: Option<crate::item::state::Hold>,
     /// False when the command found the item already where it asked for (a repeat).
     pub changed: bool,
+    /// What the person should know and may not expect (no daemon picks the item up…).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub next: Vec<String>,
 }
 
@@ -206,6 +217,7 @@ impl ItemReply {
             round: item.round,
             hold: item.hold.clone(),
             changed,
+            warnings: Vec::new(),
             next: next_for(item),
         }
     }
@@ -213,7 +225,13 @@ impl ItemReply {
     /// The reply after a change: `changed` is false for a repeat that found the item
     /// already where it was asked to be.
     pub fn reply(item: &Item, changed: bool, what: &str) -> Reply {
-        let r = ItemReply::of(item, changed);
+        ItemReply::of(item, changed).render(item, what)
+    }
+
+    /// This reply with its text: `what` happened to `item`.
+    pub fn render(self, item: &Item, what: &str) -> Reply {
+        let r = self;
+        let changed = r.changed;
         let id = r.item;
         let head = if changed {
             what.to_string()
@@ -234,6 +252,6 @@ pub fn next_text(next: &[String]) -> String {
     if next.is_empty() {
         return String::new();
     }
-    let cmds: Vec<String> = next.iter().map(|c| format!("`{c}`")).collect();
+    let cmds: Vec<String> = next.iter().map(|c| crate::error::as_command(c)).collect();
     format!("next: {}", cmds.join("  "))
 }

@@ -19,6 +19,10 @@ pub struct NewReply {
     pub state: State,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub issue: Option<u64>,
+    /// What the person should know: Hallmark's files not committed on the base, so
+    /// missing from this worktree.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub next: Vec<String>,
 }
 
@@ -104,6 +108,17 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
     } else {
         next.push(format!("hall claude {id}"));
     }
+    let uncommitted = super::unshared::files(&hall.repo, &item.base);
+    let warnings: Vec<String> = super::unshared::warning(&uncommitted, &item.base)
+        .into_iter()
+        .collect();
+    if !warnings.is_empty() {
+        next.push(super::unshared::commit_command(
+            &hall.repo.main_root,
+            &uncommitted,
+            &item.base,
+        ));
+    }
     let reply = NewReply {
         item: id,
         title: item.title.clone(),
@@ -112,6 +127,7 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
         worktree: worktree.clone(),
         state: item.state,
         issue: item.issue,
+        warnings: warnings.clone(),
         next,
     };
     let text = format!(
@@ -121,7 +137,7 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
         reply.worktree,
         next_text(&reply.next)
     );
-    Ok(Reply::new(&reply, text))
+    Ok(Reply::new(&reply, text).warn(warnings))
 }
 
 fn first_line(r: &str) -> String {

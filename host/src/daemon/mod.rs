@@ -98,6 +98,22 @@ pub struct LogLine {
     pub state: Option<State>,
 }
 
+impl LogLine {
+    /// The line as a person reads it: time, repository, item, role, what was done.
+    pub fn text(&self) -> String {
+        let repo = Path::new(&self.repo)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| self.repo.clone());
+        let item = self.item.map(|i| format!(" {i}")).unwrap_or_default();
+        let state = self.state.map(|s| format!(" ({s})")).unwrap_or_default();
+        format!(
+            "{}  {repo}{item}  {}{state}: {}",
+            self.t, self.role, self.did
+        )
+    }
+}
+
 /// A repository and an item number in it (0 stands for the repository's own job, the
 /// resume pass).
 type Key = (PathBuf, u32);
@@ -241,11 +257,17 @@ impl Scheduler {
     }
 
     fn emit(&mut self, line: LogLine) {
-        // The live log goes to stderr, so stdout stays the command's one JSON reply.
-        eprintln!(
-            "{}",
-            serde_json::to_string(&line).unwrap_or_else(|_| line.did.clone())
-        );
+        // The live log goes to stderr, so stdout stays the command's one JSON reply: a
+        // line of text for a person on a terminal, JSON for a log file or a program.
+        use std::io::IsTerminal;
+        if std::io::stderr().is_terminal() {
+            eprintln!("{}", line.text());
+        } else {
+            eprintln!(
+                "{}",
+                serde_json::to_string(&line).unwrap_or_else(|_| line.did.clone())
+            );
+        }
         self.log.push(line);
     }
 

@@ -148,10 +148,14 @@ impl PullRequest {
         if checks.iter().all(done) {
             return Ci::Green;
         }
-        if checks
-            .iter()
-            .all(|c| c.status == "QUEUED" && c.started_at.is_none())
-        {
+        // gh prints a missing time as Go's zero time, not null.
+        let never_started = |c: &CheckContext| {
+            c.status == "QUEUED"
+                && c.started_at
+                    .as_deref()
+                    .is_none_or(|t| t.is_empty() || t.starts_with("0001-01-01"))
+        };
+        if checks.iter().all(never_started) {
             return Ci::NeverStarted(checks.iter().map(name).collect());
         }
         Ci::Pending
@@ -270,6 +274,33 @@ pub fn open_pull_requests(dir: &Path) -> Result<Vec<PullRequest>> {
             OPEN_PR_FIELDS,
         ],
     )
+}
+
+/// A review comment on a line of a pull request's diff.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ReviewComment {
+    pub id: u64,
+    pub user: Author,
+    pub body: String,
+    pub path: String,
+    pub line: Option<u64>,
+    /// The comment this one answers, for a reply.
+    pub in_reply_to_id: Option<u64>,
+}
+
+/// The review comments of pull request `n`, replies included, oldest first.
+pub fn review_comments(dir: &Path, n: u64) -> Result<Vec<ReviewComment>> {
+    let route = format!("repos/{{owner}}/{{repo}}/pulls/{n}/comments?per_page=100");
+    let pages: Vec<Vec<ReviewComment>> = json(dir, &["api", "--paginate", "--slurp", &route])?;
+    Ok(pages.into_iter().flatten().collect())
+}
+
+/// Answers review comment `comment` of pull request `n` with `body`.
+pub fn reply_to_comment(dir: &Path, n: u64, comment: u64, body: &str) -> Result<()> {
+    let route = format!("repos/{{owner}}/{{repo}}/pulls/{n}/comments/{comment}/replies");
+    let field = format!("body={body}");
+    gh(dir, &["api", "--method", "POST", &route, "-f", &field]).map(drop)
 }
 
 impl GhError {

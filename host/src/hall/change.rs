@@ -177,15 +177,27 @@ fn decide_stamped(
 pub fn refused(id: ItemId, r: Refusal) -> HallError {
     match r {
         Refusal::WrongState { state, action } => {
-            HallError::new(Code::WrongState, format!("{id} is {state}; `{action}` is not allowed there"))
-                .hint(format!("hall status {id}"))
+            HallError::new(
+                Code::WrongState,
+                format!(
+                    "{id} is in {} ({}), where `{action}` can't be done",
+                    state.as_str().replace('_', " "),
+                    state.station()
+                ),
+            )
+            .hint(format!("hall status {id}"))
         }
         Refusal::InReview { state, round, sha } => HallError::new(
             Code::ItemInReview,
-            format!("{id} is in {state}, round {round}, at {}.", sha.short()),
+            format!(
+                "{id} is in {state} (round {round}) at {}, the commit frozen by `hall ready`; \
+                 HEAD has moved since, and the loop reviews only the frozen commit. Wait for \
+                 the round to end, or pull the item back and freeze the new HEAD",
+                sha.short()
+            ),
         )
-        .hint(format!("hall pull-back {id}"))
-        .hint(format!("hall log {id} --kind verdict")),
+        .hint(format!("hall pull-back {id} && hall ready {id}"))
+        .hint(format!("hall status {id}")),
         Refusal::RebasePending { base } => HallError::new(
             Code::WrongState,
             format!("{id} has a standing request to rebase onto {base}, and its branch isn't on {base} yet"),
@@ -193,8 +205,16 @@ pub fn refused(id: ItemId, r: Refusal) -> HallError {
         .hint(format!("git rebase {base}"))
         .hint(format!("hall ready {id}")),
         Refusal::NothingToRetry { state } => {
-            HallError::new(Code::WrongState, format!("{id} is {state} with no hold; there is nothing to retry"))
-                .hint(format!("hall status {id}"))
+            HallError::new(
+                Code::WrongState,
+                format!(
+                    "{id} is in {} ({}) and nothing holds it, so there is nothing to retry: \
+                     `hall retry` releases a hold or gives an escalated item another round",
+                    state.as_str().replace('_', " "),
+                    state.station()
+                ),
+            )
+            .hint(format!("hall status {id}"))
         }
     }
 }

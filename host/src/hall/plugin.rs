@@ -39,6 +39,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../plugin/agents/fixer.md"),
     ),
     (
+        "agents/developer.md",
+        include_str!("../../../plugin/agents/developer.md"),
+    ),
+    (
         "schemas/verdict.json",
         include_str!("../../../plugin/schemas/verdict.json"),
     ),

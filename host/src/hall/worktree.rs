@@ -21,28 +21,37 @@ pub fn require_clean(hall: &Hall, item: &Item) -> Result<PathBuf> {
         )
         .hint(format!("hall drop {id} --reason \"…\"")));
     }
-    let dirty = git::dirty_paths(&wt)?;
+    let dirty = git::dirty_entries(&wt)?;
     if !dirty.is_empty() {
-        let shown: Vec<_> = dirty.iter().take(5).cloned().collect();
+        let shown: Vec<String> = dirty
+            .iter()
+            .take(5)
+            .map(|(untracked, p)| {
+                if *untracked {
+                    format!("{p} (untracked)")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
         let more = if dirty.len() > 5 {
             format!(" and {} more", dirty.len() - 5)
         } else {
             String::new()
         };
+        // Untracked files need `-A`/`-u`: a plain `git commit` or `git stash` leaves
+        // them, and a `commit` without `-m` opens an editor an agent can't use.
+        let at = shell_word(&wt.display().to_string());
         return Err(HallError::new(
             Code::DirtyWorktree,
             format!(
-                "{} has uncommitted changes: {}{more}",
+                "{} has uncommitted changes, which would not be in the frozen commit: {}{more}",
                 wt.display(),
                 shown.join(", ")
             ),
         )
-        .hint(format!(
-            "git -C {} add -A && git -C {} commit",
-            wt.display(),
-            wt.display()
-        ))
-        .hint(format!("git -C {} stash", wt.display())));
+        .hint(format!("git -C {at} add -A && git -C {at} commit -m \"…\""))
+        .hint(format!("git -C {at} stash -u")));
     }
     Ok(wt)
 }
@@ -58,39 +67,125 @@ pub fn on_base(wt: &Path, base: Option<&str>) -> bool {
 }
 
 /// Runs the `worktree` template for a new item and finds where it put the worktree.
+///
+/// A failure leaves nothing behind: a worktree or branch the template made before it
+/// failed is removed again (the branch did not exist before; `hall new` refuses one
+/// that does). A path that already exists is refused before anything runs.
 pub fn make(hall: &Hall, id: ItemId, branch: &str, title: &str, base: &str) -> Result<PathBuf> {
-    let cmd = template::render(
-        &hall.config.worktree,
-        &[
-            ("repo", &hall.repo.name()),
-            ("id", &id.to_string()),
-            ("branch", branch),
-            ("slug", &template::slug(title)),
-            ("title", title),
-            ("base", base),
-        ],
-        true,
-    );
-    template::run(&cmd, &hall.repo.main_root)
-        .map_err(|e| HallError::from(e).hint("edit .hallmark.toml: worktree"))?;
-    let found = git::worktrees(&hall.repo.main_root)?
+    let values = [
+        ("repo", hall.repo.name()),
+        ("id", id.to_string()),
+        ("branch", branch.to_string()),
+        ("slug", template::slug(title)),
+        ("title", title.to_string()),
+        ("base", base.to_string()),
+    ];
+    let values: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cmd = template::render(&hall.config.worktree, &values, true);
+    let root = &hall.repo.main_root;
+    if let Some(path) = worktree_path(&template::render(&hall.config.worktree, &values, false))
+        .map(|p| git::normalize(&root.join(p)))
+        && path.exists()
+    {
+        let at = shell_word(&path.display().to_string());
+        return Err(HallError::new(
+            Code::WrongState,
+            format!(
+                "the worktree path {} already exists (an earlier checkout, or files of \
+                 your own), so `{cmd}` can't make {id}'s worktree there; nothing was created",
+                path.display()
+            ),
+        )
+        .hint(format!("ls -la {at}"))
+        .hint(format!("mv {at} {at}.old"))
+        .hint("git worktree prune"));
+    }
+    let had_branch = git::branch_exists(root, branch);
+    let undo = || {
+        if had_branch {
+            return;
+        }
+        if let Ok(list) = git::worktrees(root) {
+            for w in list.iter().filter(|w| w.branch.as_deref() == Some(branch)) {
+                let _ = git::worktree_remove(root, &w.path);
+            }
+        }
+        let _ = git::worktree_prune(root);
+        let _ = git::branch_delete(root, branch);
+    };
+    if let Err(e) = template::run(&cmd, root) {
+        undo();
+        return Err(HallError::from(e).hint("edit .hallmark.toml: worktree"));
+    }
+    let found = git::worktrees(root)?
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(branch));
     match found {
         Some(w) => Ok(w.path),
-        None => Err(HallError::new(
-            Code::CommandFailed,
-            format!("`{cmd}` ran but no worktree has branch {branch}"),
-        )
-        .hint("edit .hallmark.toml: worktree")),
+        None => {
+            undo();
+            Err(HallError::new(
+                Code::CommandFailed,
+                format!("`{cmd}` ran but no worktree has branch {branch}"),
+            )
+            .hint("edit .hallmark.toml: worktree"))
+        }
     }
 }
 
-/// The loop's own checkout of `sha` for item `id` (`checkouts/<id>` in the journal),
-/// never the item's worktree, which the agent may still be changing: made once as a
-/// detached worktree, then moved.
+/// The path a `git worktree add …` template (one command, nothing chained) makes, as
+/// written in it.
+fn worktree_path(rendered: &str) -> Option<String> {
+    if rendered.contains(['&', ';', '|', '`', '$', '\'', '"']) {
+        return None;
+    }
+    let words: Vec<&str> = rendered.split_whitespace().collect();
+    let add = words.windows(2).position(|w| w == ["worktree", "add"])?;
+    if words.first() != Some(&"git") {
+        return None;
+    }
+    let mut rest = words[add + 2..].iter();
+    while let Some(w) = rest.next() {
+        match *w {
+            "-b" | "-B" | "--reason" => {
+                rest.next();
+            }
+            w if w.starts_with('-') => {}
+            w => return Some(w.to_string()),
+        }
+    }
+    None
+}
+
+/// Where this repository's loop checkouts live: `<cache>/hallmark/checkouts/<repo>-<hash>`,
+/// the hash of the main checkout's path telling apart two clones with the same name.
+/// Outside the repository's folder tree on purpose (see docs/decisions/0010).
+pub fn loop_checkouts_root(hall: &Hall) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let root = &hall.repo.main_root;
+    let canon = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let digest = Sha256::digest(canon.to_string_lossy().as_bytes());
+    let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    crate::platform::checkouts_dir(hall.user_cache_dir())
+        .join(format!("{}-{short}", template::slug(&hall.repo.name())))
+}
+
+/// Where the loop's checkout for item `id` is (whether or not it exists).
+pub fn loop_checkout_path(hall: &Hall, id: ItemId) -> PathBuf {
+    loop_checkouts_root(hall).join(id.to_string())
+}
+
+/// The file that records which setup ran in item `id`'s loop checkout; it goes with the
+/// checkout.
+pub fn setup_stamp_path(hall: &Hall, id: ItemId) -> PathBuf {
+    loop_checkouts_root(hall).join(format!("{id}.setup"))
+}
+
+/// The loop's own checkout of `sha` for item `id` ([`loop_checkout_path`]), never the
+/// item's worktree, which the agent may still be changing: made once as a detached
+/// worktree, then moved.
 pub fn loop_checkout(hall: &Hall, id: ItemId, sha: &str) -> Result<PathBuf> {
-    let dir = hall.journal.root().join("checkouts").join(id.to_string());
+    let dir = loop_checkout_path(hall, id);
     let root = &hall.repo.main_root;
     if dir.join(".git").exists() {
         git::checkout_clean(&dir, sha)?;
@@ -98,12 +193,56 @@ pub fn loop_checkout(hall: &Hall, id: ItemId, sha: &str) -> Result<PathBuf> {
         if dir.exists() {
             std::fs::remove_dir_all(&dir).at(&dir)?;
         }
+        // A new checkout has had no setup.
+        let stamp = setup_stamp_path(hall, id);
+        if stamp.exists() {
+            std::fs::remove_file(&stamp).at(&stamp)?;
+        }
         let _ = git::worktree_prune(root);
         let parent = dir.parent().unwrap_or(root);
-        std::fs::create_dir_all(parent).at(parent)?;
+        crate::platform::create_private_dir(parent).at(parent)?;
         git::worktree_add_detached(root, &dir, sha)?;
     }
     Ok(dir)
+}
+
+/// Removes the loop checkouts of items the loop is done with (closed or dropped), here
+/// and where older versions kept them (`checkouts/` in the journal). Returns what it
+/// removed and, by item, what it could not. The checkouts are the loop's own, so they
+/// go even with files in them.
+pub fn sweep_loop_checkouts(hall: &Hall, done: &[ItemId]) -> (Vec<String>, Vec<(ItemId, String)>) {
+    let mut removed = Vec::new();
+    let mut kept = Vec::new();
+    let legacy = hall.journal.root().join("checkouts");
+    for id in done {
+        for dir in [loop_checkout_path(hall, *id), legacy.join(id.to_string())] {
+            if !dir.exists() {
+                continue;
+            }
+            // Not (or no longer) a registered worktree: then only a directory of ours.
+            let gone = git::worktree_remove_forced(&hall.repo.main_root, &dir).is_ok()
+                || std::fs::remove_dir_all(&dir).is_ok();
+            if gone {
+                removed.push(format!(
+                    "{id}: removed the loop's checkout {}",
+                    dir.display()
+                ));
+            } else {
+                kept.push((
+                    *id,
+                    format!(
+                        "{id}: the loop's checkout {} could not be removed",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+        let _ = std::fs::remove_file(setup_stamp_path(hall, *id));
+    }
+    if !removed.is_empty() {
+        let _ = git::worktree_prune(&hall.repo.main_root);
+    }
+    (removed, kept)
 }
 
 /// What `ready` and `propose-ready` freeze: the worktree's HEAD, and whether the branch
@@ -123,4 +262,35 @@ pub fn freeze_point(hall: &Hall, item: &Item) -> Result<(crate::item::Sha, bool)
         item.sha.clone().unwrap_or_default()
     };
     Ok((head, on_base(&wt, item.rebase_requested.as_deref())))
+}
+
+/// A path as one shell word: quoted when it holds anything a shell would split or expand.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::worktree_path;
+
+    #[test]
+    fn the_path_of_a_worktree_template() {
+        assert_eq!(
+            worktree_path("git worktree add ../demo-H-0002 -b hm/H-0002-two main").as_deref(),
+            Some("../demo-H-0002")
+        );
+        assert_eq!(
+            worktree_path("git worktree add -b hm/x --quiet /tmp/wt main").as_deref(),
+            Some("/tmp/wt")
+        );
+        assert_eq!(worktree_path("mkdir x && git worktree add x"), None);
+        assert_eq!(worktree_path("./make-worktree.sh 2"), None);
+    }
 }

@@ -178,7 +178,7 @@ impl Protection {
             ),
             (
                 crate::platform::cache_dir(),
-                "Hallmark's cache of compiled rooms",
+                "Hallmark's cache of compiled rooms and the loop's own checkouts",
             ),
         ] {
             if let Some(d) = dir {

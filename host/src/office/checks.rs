@@ -1,11 +1,15 @@
 //! The Assay Office's test bench: the repository's own checks (`gates` in
 //! `.hallmark.toml`), run on the frozen SHA.
 //!
-//! Checks run in a checkout the loop owns (`checkouts/<id>`, a detached worktree moved
-//! to the frozen commit), never in the item's worktree, which the agent may still be
-//! changing. Every run is recorded with its exit code and duration; a failing check's
-//! whole output is kept under `runs/logs` and its condensed view goes into the journal,
-//! where `hall findings` and the fixer read it.
+//! Checks run in a checkout the loop owns (a detached worktree moved to the frozen
+//! commit, under the user cache directory and outside the repository's folder tree),
+//! never in the item's worktree, which the agent may still be changing. The
+//! repository's `setup` commands prepare it first (see [`super::setup`]).
+//!
+//! Every run is recorded with its exit code and duration; a failing check's whole output
+//! is kept under `runs/logs` and its condensed view goes into the journal, where
+//! `hall findings` and the fixer read it. A check that fails because a tool or a
+//! dependency is missing (see [`super::missing`]) goes to no fixer: it holds the item.
 //!
 //! The checks cache (`checks-cache/<key>.jsonl`, keyed by tree, command, the whole
 //! check list and the OS) keeps every run. A pass there is served instead of a rerun,
@@ -20,10 +24,12 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::Step;
+use super::missing::{Missing, Needs};
+use super::setup::SetupFailed;
 use crate::error::{Code, HallError, IoContext, Result};
 use crate::git;
 use crate::hall::{Ctx, Hall};
-use crate::item::{Action, EventKind, Item, ItemId, State};
+use crate::item::{Action, EventKind, HoldKind, Item, ItemId, State};
 use crate::rooms::types::CondenseInput;
 
 /// The cache key of one check on one tree.
@@ -59,18 +65,24 @@ fn cached_pass(hall: &Hall, key: &str) -> bool {
     })
 }
 
-struct CheckRun {
-    exit_code: i32,
-    duration_ms: u64,
-    output: String,
+/// One run of a check or setup command.
+pub(super) struct Ran {
+    pub exit_code: i32,
+    pub duration_ms: u64,
+    pub output: String,
 }
 
-fn run_check(check: &str, dir: &Path, id: ItemId) -> Result<CheckRun> {
+/// Runs `command` through the platform shell in `dir`, as the assayer for item `id`,
+/// with stdout and stderr in one stream.
+pub(super) fn run_command(command: &str, dir: &Path, id: ItemId) -> Result<Ran> {
     let failed = |e: std::io::Error| {
-        HallError::new(Code::CommandFailed, format!("could not run `{check}`: {e}"))
+        HallError::new(
+            Code::CommandFailed,
+            format!("could not run `{command}`: {e}"),
+        )
     };
     let (mut reader, writer) = std::io::pipe().map_err(failed)?;
-    let mut cmd = crate::platform::shell(check);
+    let mut cmd = crate::platform::shell(command);
     cmd.current_dir(dir)
         .stdin(Stdio::null())
         .stdout(writer.try_clone().map_err(failed)?)
@@ -83,14 +95,114 @@ fn run_check(check: &str, dir: &Path, id: ItemId) -> Result<CheckRun> {
     let mut out = Vec::new();
     reader.read_to_end(&mut out).map_err(failed)?;
     let status = child.wait().map_err(failed)?;
-    Ok(CheckRun {
+    Ok(Ran {
         exit_code: status.code().unwrap_or(-1),
         duration_ms: started.elapsed().as_millis() as u64,
         output: String::from_utf8_lossy(&out).into_owned(),
     })
 }
 
-/// Runs the checks for an item in `checks` and records the result.
+/// Keeps a failed run's whole output under `runs/logs`; returns the log's name (what
+/// `hall run --show` takes).
+pub(super) fn write_log(hall: &Hall, ctx: &Ctx, id: ItemId, what: &str, r: &Ran) -> Result<String> {
+    let logs = hall.journal.root().join("runs").join("logs");
+    std::fs::create_dir_all(&logs).at(&logs)?;
+    let compact: String = ctx
+        .stamp
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let name = unique_log(
+        &logs,
+        &format!("{compact}-{id}-{}", crate::template::slug(what)),
+    );
+    let log_path = logs.join(&name);
+    crate::journal::file::write_atomic(&log_path, r.output.as_bytes()).at(&log_path)?;
+    Ok(name)
+}
+
+/// Whether a python module a check could not import is the repository's own (a module
+/// the change broke or moved), which is the fixer's to mend.
+fn own_module(dir: &Path, m: &Missing) -> bool {
+    m.needs == Needs::PythonModule
+        && [dir.to_path_buf(), dir.join("src")]
+            .iter()
+            .any(|d| d.join(&m.what).is_dir() || d.join(format!("{}.py", m.what)).is_file())
+}
+
+/// What a missing tool is called in a hold's reason.
+fn describe(m: &Missing) -> String {
+    let what = &m.what;
+    match m.needs {
+        Needs::Program => format!("`{what}` is not installed where the checks run"),
+        Needs::NodePackage => {
+            format!("the node package `{what}` is not installed in the loop's checkout")
+        }
+        Needs::PythonModule => {
+            format!("the python module `{what}` is not installed where the checks run")
+        }
+        Needs::CargoCommand => format!("the cargo command `{what}` is not installed"),
+    }
+}
+
+/// The hold for checks that could not run: the reason and the commands that help.
+fn missing_hold(id: ItemId, missing: &[(String, Missing)]) -> (String, Vec<String>) {
+    let reason = missing
+        .iter()
+        .map(|(check, m)| {
+            let said = if m.line.is_empty() {
+                format!("exit {}", super::missing::NOT_FOUND_EXIT)
+            } else {
+                format!("`{}`", m.line)
+            };
+            format!("{} (`{check}`: {said})", describe(m))
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut next: Vec<String> = Vec::new();
+    for (_, m) in missing {
+        for n in super::missing::next(m, &id.to_string()) {
+            if !next.contains(&n) && !n.starts_with("hall retry") {
+                next.push(n);
+            }
+        }
+    }
+    next.push(format!(
+        "hall retry {id} --reason \"installed what the checks need\""
+    ));
+    (reason, next)
+}
+
+/// The hold for a setup command that failed.
+fn setup_hold(id: ItemId, f: &SetupFailed) -> (String, Vec<String>) {
+    if let Some(m) = &f.missing {
+        let mut next = super::missing::next(m, &id.to_string());
+        next.insert(0, format!("hall run --show {}", f.log));
+        return (
+            format!("setup `{}` could not run: {}", f.command, describe(m)),
+            next,
+        );
+    }
+    let last: Vec<&str> = f.tail.lines().rev().take(5).collect();
+    let last: Vec<&str> = last.into_iter().rev().collect();
+    (
+        format!(
+            "setup `{}` failed with exit {} in the loop's checkout: {}",
+            f.command,
+            f.exit_code,
+            last.join(" | ")
+        ),
+        vec![
+            format!("hall run --show {}", f.log),
+            "edit .hallmark.toml: setup, committed on the base branch".to_string(),
+            format!("hall retry {id} --reason \"setup fixed\""),
+        ],
+    )
+}
+
+/// Runs the checks for an item in `checks` and records the result. A check that could
+/// not find its tool, or a setup that failed, holds the item in `checks` for a person
+/// (no fixer run); `hall retry` then runs the checks again.
 pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let sha = item
         .sha
@@ -100,13 +212,14 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let checks = config.checks.clone();
     let mut events = Vec::new();
     let mut failed = Vec::new();
+    let mut missing: Vec<(String, Missing)> = Vec::new();
+    let mut setup_failed: Option<SetupFailed> = None;
     if !checks.is_empty() {
         let dir = crate::hall::worktree::loop_checkout(hall, id, &sha)?;
         let tree = git::tree_of(&dir, &sha)?;
-        let logs = hall.journal.root().join("runs").join("logs");
-        std::fs::create_dir_all(&logs).at(&logs)?;
         let cache = hall.journal.root().join("checks-cache");
         std::fs::create_dir_all(&cache).at(&cache)?;
+        let mut prepared = false;
         for check in &checks {
             let key = cache_key(&tree, check, &checks);
             let no_cache = config.checks_no_cache.contains(check);
@@ -125,25 +238,28 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                 ));
                 continue;
             }
-            let r = run_check(check, &dir, id)?;
+            // Setup runs before the first check that really runs, not for cached ones.
+            if !prepared {
+                prepared = true;
+                setup_failed = super::setup::prepare(hall, ctx, id, &sha, &dir, &mut events)?;
+                if setup_failed.is_some() {
+                    break;
+                }
+            }
+            let r = run_command(check, &dir, id)?;
             let line = json!({ "t": ctx.stamp, "sha": sha, "item": id, "check": check, "exit_code": r.exit_code, "duration_ms": r.duration_ms });
             let cache_path = cache_file(hall, &key);
             crate::journal::file::append_raw(&cache_path, &line.to_string())?;
             let (output, log) = if r.exit_code == 0 {
                 (None, None)
             } else {
-                failed.push(check.clone());
-                let compact: String = ctx
-                    .stamp
-                    .chars()
-                    .filter(|c| c.is_ascii_alphanumeric())
-                    .collect();
-                let name = unique_log(
-                    &logs,
-                    &format!("{compact}-{id}-{}", crate::template::slug(check)),
-                );
-                let log_path = logs.join(&name);
-                crate::journal::file::write_atomic(&log_path, r.output.as_bytes()).at(&log_path)?;
+                match super::missing::classify(check, r.exit_code, &r.output)
+                    .filter(|m| !own_module(&dir, m))
+                {
+                    Some(m) => missing.push((check.clone(), m)),
+                    None => failed.push(check.clone()),
+                }
+                let name = write_log(hall, ctx, id, check, &r)?;
                 let input = CondenseInput {
                     command: check.clone(),
                     exit_code: r.exit_code,
@@ -167,11 +283,24 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             ));
         }
     }
+    let hold = match &setup_failed {
+        Some(f) => Some(setup_hold(id, f)),
+        None if !missing.is_empty() => Some(missing_hold(id, &missing)),
+        None => None,
+    };
     let max = config.max_check_failures;
     let applied = hall.change(ctx, id).grounded_on(events).apply_with(|now| {
         // The item may have been pulled back while the checks ran: record nothing then.
         if now.state != State::Checks || now.sha.as_ref() != Some(&sha) {
             return None;
+        }
+        if let Some((reason, next)) = &hold {
+            // Nothing the fixer can change: the item waits in checks for a person.
+            return now.hold.is_none().then(|| Action::Hold {
+                kind: HoldKind::Checks,
+                reason: reason.clone(),
+                next: next.clone(),
+            });
         }
         Some(if failed.is_empty() {
             Action::ChecksPassed { sha: sha.clone() }
@@ -185,6 +314,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     })?;
     let did = if !applied.changed() {
         "checks finished after the item moved; nothing recorded".to_string()
+    } else if let Some((reason, _)) = &hold {
+        format!("held: {reason}")
     } else if failed.is_empty() {
         format!(
             "{} green at {}",

@@ -10,11 +10,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::config::MergeUpdate;
 use crate::error::{HallError, Result};
 use crate::gh::{self, GhError};
 use crate::git;
 use crate::hall::{Ctx, Hall};
-use crate::item::{Action, EventKind, HoldKind, Item, ItemId, Sha, State};
+use crate::item::{Action, EventKind, FollowKind, HoldKind, Item, ItemId, Sha, State};
 
 /// What one watch did.
 #[derive(Debug, Default)]
@@ -76,6 +77,8 @@ struct Followed {
     number: u64,
     /// Reopened for red CI at this head.
     ci_at: Option<Sha>,
+    /// Closed with replies the shipper could not post.
+    replies: bool,
 }
 
 fn watched(hall: &Hall) -> Result<Vec<Followed>> {
@@ -93,7 +96,9 @@ fn watched(hall: &Hall) -> Result<Vec<Followed>> {
         };
         let follow = match row.state {
             State::Closed => item.delivered.is_none(),
-            _ => item.ci_reopened_at.is_some() && item.hold.is_none(),
+            // Reopened for red CI and waiting on the re-run; once a dev run is due,
+            // the loop has the item.
+            _ => item.ci_reopened_at.is_some() && item.hold.is_none() && item.follow.is_none(),
         };
         if follow {
             out.push(Followed {
@@ -101,6 +106,7 @@ fn watched(hall: &Hall) -> Result<Vec<Followed>> {
                 url: pr.to_string(),
                 number,
                 ci_at: item.ci_reopened_at.clone(),
+                replies: row.state == State::Closed && item.replies.iter().any(|r| !r.posted),
             });
         }
     }
@@ -120,17 +126,43 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
     out.calls += 1;
     let open: BTreeMap<u64, &gh::PullRequest> = open.iter().map(|p| (p.number, p)).collect();
     let office = ctx.acting_as("delivery");
+    // The base as origin has it now, to see which PRs are behind on their own files.
+    let base = hall.config.base.clone();
+    let fetched = git::has_remote(dir, "origin") && git::fetch(dir, "origin", &base).is_ok();
+    let onto = fetched.then(|| format!("origin/{base}"));
+    // CI that never started on any followed PR is one entry for the repository, not
+    // one per PR: runners or billing are down, and no dev run can fix that.
+    let cis: Vec<(u64, gh::Ci)> = items
+        .iter()
+        .filter_map(|f| open.get(&f.number).map(|pr| (f.number, pr.ci())))
+        .collect();
+    if let Some(said) = ci_down(hall, &office, &cis)? {
+        out.did.push(said);
+    }
     for Followed {
         id,
         url,
         number,
         ci_at,
+        replies,
     } in items
     {
         if let Some(pr) = open.get(&number) {
+            if replies {
+                let (did, calls) = post_replies(hall, &office, id, &hall.item(id)?)?;
+                out.calls += calls;
+                out.did.extend(did);
+            }
             let did = match &ci_at {
                 Some(at) => after_ci_reopen(hall, &office, id, number, at, pr)?,
-                None => follow(hall, &office, id, number, pr, &mut out.calls)?,
+                None => follow(
+                    hall,
+                    &office,
+                    (id, number),
+                    pr,
+                    onto.as_deref(),
+                    &mut out.calls,
+                )?,
             };
             out.did.extend(did);
             continue;
@@ -204,11 +236,17 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
 fn follow(
     hall: &Hall,
     office: &Ctx,
-    id: ItemId,
-    number: u64,
+    (id, number): (ItemId, u64),
     pr: &gh::PullRequest,
+    onto: Option<&str>,
     calls: &mut usize,
 ) -> Result<Option<String>> {
+    let behind = match onto {
+        Some(onto) if hall.config.merge.update == MergeUpdate::Files => {
+            behind_on_files(&hall.repo.main_root, &pr.head_ref_oid, onto)
+        }
+        _ => Vec::new(),
+    };
     // A request for changes counts when it was given at the PR's head: one given at an
     // earlier head was answered by the push that moved it.
     let asked: Vec<String> = pr
@@ -219,25 +257,35 @@ fn follow(
         .collect();
     let ci = pr.ci();
     let mut ci_at = None;
-    let reason = if pr.mergeable == "CONFLICTING" {
-        format!(
+    let (reason, follow) = if pr.mergeable == "CONFLICTING" {
+        let reason = format!(
             "PR #{number} conflicts with {}: rebase it onto {0}",
             pr.base_ref_name
-        )
-    } else if pr.review_decision == "CHANGES_REQUESTED" && !asked.is_empty() {
-        format!("PR #{number}: changes requested ({})", asked.join("; "))
+        );
+        (reason, Some(FollowKind::Conflict))
+    } else if !behind.is_empty() {
+        let reason = format!(
+            "PR #{number} is behind {} on its own files ({}): rebase it onto {0}",
+            pr.base_ref_name,
+            behind.join(", ")
+        );
+        (reason, Some(FollowKind::Conflict))
+    } else if let Some(reason) = feedback(hall, (id, number), pr, &asked, calls)? {
+        (reason, Some(FollowKind::Feedback))
     } else if let gh::Ci::Red { failed, .. } = &ci {
         ci_at = pr.head();
-        format!(
+        // The dev run waits for the re-run: a flaky check needs no model run.
+        let reason = format!(
             "PR #{number}: CI failed at {} ({}); its failed jobs are re-run first",
             Sha::new(&*pr.head_ref_oid).short(),
             failed.join(", ")
-        )
+        );
+        (reason, None)
     } else {
         return Ok(None);
     };
     let mut change = hall.change(office, id);
-    if pr.mergeable == "CONFLICTING" {
+    if follow == Some(FollowKind::Conflict) {
         let base = pr.base_ref_name.clone();
         change = change.grounded_on([office.event(Some(id), EventKind::RebaseRequested { base })]);
     }
@@ -245,6 +293,7 @@ fn follow(
         (item.state == State::Closed).then(|| Action::Reopen {
             reason: reason.clone(),
             ci_at: ci_at.clone(),
+            follow,
         })
     })?;
     if !applied.changed() {
@@ -263,6 +312,167 @@ fn follow(
         }
     }
     Ok(Some(did))
+}
+
+/// Posts the item's drafted replies to its PR's review comments, each once: a reply
+/// already on the PR (posted before a crash could record it) is recorded, not posted
+/// again. Called by the shipper after an update, and by the watch for any left over.
+/// Returns what it did, and the gh calls made.
+pub fn post_replies(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    item: &Item,
+) -> Result<(Vec<String>, usize)> {
+    let pending: Vec<&crate::item::Reply> = item.replies.iter().filter(|r| !r.posted).collect();
+    let (Some(number), false) = (item.pr.as_deref().and_then(pr_number), pending.is_empty()) else {
+        return Ok((Vec::new(), 0));
+    };
+    let dir = &hall.repo.main_root;
+    let mut calls = 1;
+    let on_pr = gh::review_comments(dir, number)?;
+    let mut did = Vec::new();
+    for r in pending {
+        let there = on_pr
+            .iter()
+            .any(|c| c.in_reply_to_id == Some(r.comment) && c.body.trim() == r.body.trim());
+        if !there {
+            calls += 1;
+            if let Err(e) = gh::reply_to_comment(dir, number, r.comment, &r.body) {
+                did.push(format!(
+                    "{id}: the reply to #{} could not be posted: {e}",
+                    r.comment
+                ));
+                continue;
+            }
+        }
+        hall.change(ctx, id)
+            .apply(Action::PostReply { comment: r.comment })?;
+        did.push(format!("{id}: replied to #{} on PR #{number}", r.comment));
+    }
+    Ok((did, calls))
+}
+
+/// Records `ci_down` (an inbox entry for the repository) when CI never started on any
+/// of the followed PRs and none ran, and `ci_up` once one runs again; each once, by the
+/// repository's journal. Returns what it said.
+fn ci_down(hall: &Hall, office: &Ctx, cis: &[(u64, gh::Ci)]) -> Result<Option<String>> {
+    let never: Vec<String> = cis
+        .iter()
+        .filter(|(_, ci)| matches!(ci, gh::Ci::NeverStarted(_)))
+        .map(|(n, _)| format!("#{n}"))
+        .collect();
+    let ran = cis
+        .iter()
+        .any(|(_, ci)| matches!(ci, gh::Ci::Green | gh::Ci::Red { .. } | gh::Ci::Pending));
+    let (kind, message) = if !never.is_empty() && !ran {
+        let message = format!(
+            "CI never started on PR {}: no runner picked its jobs up (runners offline, or Actions billing)",
+            never.join(", ")
+        );
+        ("ci_down", message)
+    } else if ran {
+        ("ci_up", "CI runs again".to_string())
+    } else {
+        return Ok(None);
+    };
+    let written = hall.journal.append_checked(None, |events| {
+        let last = events.iter().rev().find_map(|e| match &e.kind {
+            EventKind::Notification { kind, .. } if kind == "ci_down" || kind == "ci_up" => {
+                Some(kind.as_str())
+            }
+            _ => None,
+        });
+        // Down is said once; up only after a down.
+        let due = match kind {
+            "ci_down" => last != Some("ci_down"),
+            _ => last == Some("ci_down"),
+        };
+        Ok::<_, HallError>(if due {
+            vec![office.event(
+                None,
+                EventKind::Notification {
+                    kind: kind.into(),
+                    message: message.clone(),
+                    session: None,
+                },
+            )]
+        } else {
+            Vec::new()
+        })
+    })?;
+    Ok((!written.is_empty()).then_some(message))
+}
+
+/// What reviewers asked on the PR at its head, when anything is unanswered: a request
+/// for changes, and the review comments nobody has replied to (each with the id the dev
+/// run's `hall reply` names). The comments cost one call, made only for a PR with a
+/// review at its head.
+fn feedback(
+    hall: &Hall,
+    (id, number): (ItemId, u64),
+    pr: &gh::PullRequest,
+    asked: &[String],
+    calls: &mut usize,
+) -> Result<Option<String>> {
+    let requested = pr.review_decision == "CHANGES_REQUESTED" && !asked.is_empty();
+    let commented = pr
+        .latest_reviews
+        .iter()
+        .any(|r| r.state == "COMMENTED" && r.commit.oid == pr.head_ref_oid);
+    if !requested && !commented {
+        return Ok(None);
+    }
+    *calls += 1;
+    let all = gh::review_comments(&hall.repo.main_root, number)?;
+    let drafted: Vec<u64> = hall.item(id)?.replies.iter().map(|r| r.comment).collect();
+    let answered: Vec<u64> = all.iter().filter_map(|c| c.in_reply_to_id).collect();
+    let open: Vec<&gh::ReviewComment> = all
+        .iter()
+        .filter(|c| {
+            c.in_reply_to_id.is_none() && !answered.contains(&c.id) && !drafted.contains(&c.id)
+        })
+        .collect();
+    if !requested && open.is_empty() {
+        return Ok(None);
+    }
+    let mut reason = if requested {
+        format!("PR #{number}: changes requested ({})", asked.join("; "))
+    } else {
+        format!("PR #{number}: new review comments")
+    };
+    if !open.is_empty() {
+        reason.push_str(
+            "\n\nReview comments to answer, each with `hall reply <id> --body \"…\"` once your commit addresses it (or says why not):",
+        );
+        for c in open {
+            let at = c.line.map(|l| format!(":{l}")).unwrap_or_default();
+            reason.push_str(&format!(
+                "\n- #{} {}{at} {}: {}",
+                c.id,
+                c.path,
+                c.user.login,
+                c.body.trim()
+            ));
+        }
+    }
+    Ok(Some(reason))
+}
+
+/// The files the PR at `head` changes that its base (`onto`) has changed too since
+/// they parted (`[merge] update = "files"`). Empty when git can't tell (a head this
+/// clone doesn't have): the conflict check still stands.
+fn behind_on_files(dir: &Path, head: &str, onto: &str) -> Vec<String> {
+    let Ok(fork) = git::merge_base(dir, onto, head) else {
+        return Vec::new();
+    };
+    let (Ok(ours), Ok(theirs)) = (
+        git::files_between(dir, fork.as_str(), head),
+        git::files_between(dir, fork.as_str(), onto),
+    ) else {
+        return Vec::new();
+    };
+    ours.into_iter().filter(|f| theirs.contains(f)).collect()
 }
 
 /// An item reopened for red CI at `at`, while its PR head is still `at`: a pass there
@@ -290,14 +500,24 @@ fn after_ci_reopen(
                 at.short(),
                 failed.join(", ")
             );
-            let did = format!("{id} held: {reason}");
-            (
-                Action::Hold {
+            // One dev run tries a fix; CI red again after it is a person's (ADR 0031).
+            if hall.item(id)?.ci_fixes == 0 {
+                let did = format!("{id}: a dev run is due: {reason}");
+                let action = Action::FollowThrough {
+                    kind: FollowKind::Ci,
+                    brief: reason,
+                };
+                (action, did)
+            } else {
+                let reason = format!("{reason}, and a dev run's fix did not make it pass");
+                let did = format!("{id} held: {reason}");
+                let action = Action::Hold {
                     kind: HoldKind::CiFailed,
                     reason,
-                },
-                did,
-            )
+                    next: vec![format!("gh pr checks {number}"), format!("hall log {id}")],
+                };
+                (action, did)
+            }
         }
         _ => return Ok(None),
     };
@@ -338,11 +558,13 @@ pub fn sweep(hall: &Hall, ctx: &Ctx) -> Result<Swept> {
     let rows = index.items(true)?;
     let mut done = Vec::new();
     let mut live: Vec<PathBuf> = Vec::new();
+    let mut finished: Vec<ItemId> = Vec::new();
     for row in &rows {
         if !row.state.is_terminal() {
             live.extend(row.worktree.as_deref().map(PathBuf::from));
             continue;
         }
+        finished.push(row.id);
         if row.state != State::Closed || row.worktree.is_none() {
             continue;
         }
@@ -353,6 +575,11 @@ pub fn sweep(hall: &Hall, ctx: &Ctx) -> Result<Swept> {
         }
     }
     let mut out = Swept::default();
+    // The loop's own checkouts of closed and dropped items go first: no one's work is
+    // in them.
+    let (removed, kept) = crate::hall::worktree::sweep_loop_checkouts(hall, &finished);
+    out.removed.extend(removed);
+    out.kept.extend(kept);
     if done.is_empty() {
         return Ok(out);
     }

@@ -145,6 +145,28 @@ pub fn command(
     prompt: &str,
     prompt_file: &Path,
 ) -> RunSpec {
+    confined(
+        hall,
+        id,
+        (plugin, "hallmark:fixer"),
+        wt,
+        prompt,
+        prompt_file,
+        &[],
+    )
+}
+
+/// A run that edits the item's worktree with the fixer's confinement: the fixer's, or a
+/// Delivery office dev run's (`agent`), which may also run the `Bash` rules in `allow`.
+pub fn confined(
+    hall: &Hall,
+    id: ItemId,
+    (plugin, agent): (&Path, &str),
+    wt: &Path,
+    prompt: &str,
+    prompt_file: &Path,
+    allow: &[String],
+) -> RunSpec {
     let config = &hall.config;
     if !is_claude(&config.fixer) {
         let shell = crate::platform::shell(&config.fixer);
@@ -172,25 +194,22 @@ pub fn command(
         domains: &config.sandbox.domains,
     };
     let _ = crate::hall::confine::prepare(&scope);
-    let settings = crate::hall::confine::run_settings(
+    let mut settings = crate::hall::confine::run_settings(
         config,
         RunKind::Fix,
         &[wt.to_path_buf()],
         &[wt.to_path_buf(), git_dir, std::env::temp_dir()],
         Some(&scope),
     );
+    if let Some(rules) = settings["permissions"]["allow"].as_array_mut() {
+        rules.extend(allow.iter().cloned().map(serde_json::Value::String));
+    }
     let args = Headless {
         lead: words.collect(),
         model: Some(&config.budget.fix_model),
         permission_mode: Some("acceptEdits"),
         max_budget_usd: runs::max_usd(config.budget.fix.max_usd.as_ref(), 2.0),
-        ..Headless::agent(
-            plugin,
-            "hallmark:fixer",
-            &settings,
-            &config.claude_args,
-            prompt,
-        )
+        ..Headless::agent(plugin, agent, &settings, &config.claude_args, prompt)
     }
     .args();
     runs::headless_spec(config, RunKind::Fix, id, wt, program, args, prompt)

@@ -12,11 +12,14 @@
 pub mod budget;
 pub mod checks;
 pub mod delivery;
+pub mod develop;
 pub mod fix;
 pub mod lease;
+pub mod missing;
 pub mod resume;
 pub mod review;
 pub mod runs;
+pub mod setup;
 pub mod ship;
 pub mod verdict;
 pub mod watchman;
@@ -71,6 +74,8 @@ pub enum Phase {
     Review,
     /// The fixer's run.
     Fix,
+    /// A Delivery office dev run on a reopened item (a conflict, comments, red CI).
+    Develop,
     /// Rebase, ship and close.
     Ship,
 }
@@ -81,6 +86,7 @@ impl Phase {
             Phase::Checks => "checks",
             Phase::Review => "review",
             Phase::Fix => "fix",
+            Phase::Develop => "develop",
             Phase::Ship => "ship",
         }
     }
@@ -89,14 +95,14 @@ impl Phase {
     pub fn role(self) -> Role {
         match self {
             Phase::Checks | Phase::Review => Role::Assayer,
-            Phase::Fix => Role::Fixer,
+            Phase::Fix | Phase::Develop => Role::Fixer,
             Phase::Ship => Role::Shipper,
         }
     }
 
     /// Whether the phase runs a model (and so waits out a pause of the model workers).
     pub fn runs_a_model(self) -> bool {
-        matches!(self, Phase::Review | Phase::Fix)
+        matches!(self, Phase::Review | Phase::Fix | Phase::Develop)
     }
 
     /// How many steps of this phase may run at once in the repository.
@@ -105,7 +111,7 @@ impl Phase {
         match self {
             Phase::Checks => p.checks,
             Phase::Review => p.review,
-            Phase::Fix => p.fix,
+            Phase::Fix | Phase::Develop => p.fix,
             Phase::Ship => p.ship,
         }
     }
@@ -134,6 +140,7 @@ pub fn work_for(item: &Item) -> Option<Phase> {
         State::Review => Some(Phase::Review),
         State::Fixing => Some(Phase::Fix),
         State::Hallmarked => Some(Phase::Ship),
+        State::Development if item.follow.is_some() => Some(Phase::Develop),
         _ => None,
     }
 }
@@ -163,6 +170,7 @@ pub fn step(
         Phase::Checks => checks::run(hall, &ctx, id, &item)?,
         Phase::Review => review::run(hall, &ctx, id, &item)?,
         Phase::Fix => fix::run(hall, &ctx, id, &item)?,
+        Phase::Develop => develop::run(hall, &ctx, id, &item)?,
         Phase::Ship => ship::run(hall, &ctx, id, &item)?,
     };
     Ok(Some(step))
@@ -174,6 +182,7 @@ pub fn hold(hall: &Hall, ctx: &Ctx, id: ItemId, kind: HoldKind, reason: &str) ->
         now.hold.is_none().then(|| Action::Hold {
             kind,
             reason: reason.to_string(),
+            next: Vec::new(),
         })
     })?;
     Ok(applied.after)

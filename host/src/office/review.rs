@@ -141,6 +141,13 @@ pub fn prompt(
     if let Some(s) = &item.summary {
         p.push_str(&format!("The developer's summary: {s}\n"));
     }
+    let drafts: Vec<&crate::item::Reply> = item.replies.iter().filter(|r| !r.posted).collect();
+    if !drafts.is_empty() {
+        p.push_str("\nReplies to the PR's review comments, posted with this change if you approve it (a reply that is wrong, or claims what the change doesn't do, is a finding):\n");
+        for r in drafts {
+            p.push_str(&format!("- to comment #{}: {}\n", r.comment, r.body));
+        }
+    }
     p.push_str(&format!(
         "\nThe checkout at {} holds exactly this commit; read any file there. Answer only by calling the StructuredOutput tool with the verdict.\n",
         dir.display()
@@ -189,7 +196,23 @@ pub fn prompt(
             let base_rev = tip.map(|t| t.sha.clone()).unwrap_or_else(|| base.clone());
             let mb = git::merge_base(dir, &base_rev, &sha)
                 .map(Sha::into_string)
-                .unwrap_or(base_rev);
+                .unwrap_or(base_rev.clone());
+            if let Some((shipped, difference)) = rebase_difference(dir, item, &base_rev, &mb)? {
+                p.push_str(&format!(
+                    "\n# What to review\n\nThis change was approved at {} and shipped. Its branch was then rebased onto {base} (now {}), and the change is no longer the same: {} lines differ. Review only that difference, below, as a diff of the approved change's diff ({}) against the rebased change's diff ({}..{}). Lines starting `-` or `+` inside it are lines of those diffs that went or came. Judge whether the rebased change still does what was approved, safely, on top of what {base} has now.\n",
+                    shipped.short(),
+                    crate::item::sha::short(&mb),
+                    difference.1,
+                    shipped.short(),
+                    crate::item::sha::short(&mb),
+                    sha.short()
+                ));
+                let room = crate::platform::max_arg_bytes().saturating_sub(p.len() + 256);
+                p.push_str("\n```diff\n");
+                p.push_str(&clip(difference.0, room));
+                p.push_str("\n```\n");
+                return Ok(p);
+            }
             p.push_str(&format!(
                 "\n# What to review\n\nThe whole change: {}..{}.\n",
                 crate::item::sha::short(&mb),
@@ -204,6 +227,38 @@ pub fn prompt(
     p.push_str(&clip(diff, room));
     p.push_str("\n```\n");
     Ok(p)
+}
+
+/// The largest difference a rebase review reads on its own (ADR 0049); a larger one
+/// gets a full review.
+pub const REBASE_REVIEW_LINES: usize = 100;
+
+/// For an item whose approved, shipped change was rebased (the branch no longer
+/// contains the shipped commit): the difference between the change as shipped and as
+/// it is now, when it is small enough for a rebase review.
+fn rebase_difference(
+    dir: &Path,
+    item: &Item,
+    base_rev: &str,
+    fork: &str,
+) -> Result<Option<(Sha, (String, usize))>> {
+    let (Some(shipped), Some(sha)) = (item.shipped.clone(), item.sha.as_ref()) else {
+        return Ok(None);
+    };
+    if shipped == *sha || git::is_ancestor(dir, shipped.as_str(), sha.as_str()) {
+        return Ok(None);
+    }
+    let Ok(old_fork) = git::merge_base(dir, base_rev, shipped.as_str()) else {
+        return Ok(None);
+    };
+    let difference = git::interdiff(
+        dir,
+        (old_fork.as_str(), shipped.as_str()),
+        (fork, sha.as_str()),
+    )?;
+    Ok(difference
+        .filter(|(_, lines)| *lines <= REBASE_REVIEW_LINES)
+        .map(|d| (shipped, d)))
 }
 
 /// The reviewer's command line, exactly as the loop runs it.
@@ -676,12 +731,12 @@ mod tests {
         // In the loop's own checkout, at exactly the frozen commit.
         assert_eq!(
             spec.cwd,
-            bench
-                .hall
-                .journal
-                .root()
-                .join("checkouts")
-                .join(id.to_string())
+            crate::hall::worktree::loop_checkout_path(&bench.hall, id)
+        );
+        assert!(
+            !spec.cwd.starts_with(&bench.hall.repo.main_root),
+            "the loop's checkout is outside the repository's folder tree: {}",
+            spec.cwd.display()
         );
         assert_eq!(head, sha.as_str());
         assert!(

@@ -230,24 +230,40 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         ("title", item.title.as_str()),
         ("body_file", body_s.as_str()),
     ];
-    let command = crate::template::render(&hall.config.ship, &values, true);
+    // An item that has an open PR (reopened by the Delivery office, or adopted)
+    // updates it; any other opens one.
+    let updating = item.pr.is_some() && item.delivered.is_none();
+    let (template, what) = if updating {
+        (&hall.config.update, "update")
+    } else {
+        (&hall.config.ship, "ship")
+    };
+    let command = crate::template::render(template, &values, true);
     let out = match crate::template::run_logged(&command, &wt, "shipper") {
         Ok(o) => o,
         Err(e) => {
-            return hold(hall, ctx, id, format!("the ship command failed: {e}"));
+            return hold(hall, ctx, id, format!("the {what} command failed: {e}"));
         }
     };
-    let pr = out
-        .split_whitespace()
-        .rev()
-        .find(|w| w.starts_with("https://") || w.starts_with("http://"))
-        .map(str::to_string);
+    let pr = if updating {
+        item.pr.clone()
+    } else {
+        out.split_whitespace()
+            .rev()
+            .find(|w| w.starts_with("https://") || w.starts_with("http://"))
+            .map(str::to_string)
+    };
     let applied = hall
         .change(ctx, id)
         .apply(Action::Shipped { pr: pr.clone() })?;
     let shipped = applied.after.hallmark.clone().unwrap_or(sha);
     let mut did = format!(
-        "shipped {}{}",
+        "{} {}{}",
+        if updating {
+            "updated the PR with"
+        } else {
+            "shipped"
+        },
         shipped.short(),
         pr.as_ref().map(|p| format!(" as {p}")).unwrap_or_default()
     );
@@ -281,11 +297,23 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             did.push_str("; review posted");
         }
     }
+    // The replies the dev run drafted go out with the change that answers them.
+    match super::delivery::post_replies(hall, ctx, id, &applied.after) {
+        Ok((posted, _)) if !posted.is_empty() => {
+            did.push_str(&format!("; {}", posted.join("; ")));
+        }
+        Ok(_) => {}
+        // The watch posts what is left over.
+        Err(e) => did.push_str(&format!("; the replies wait: {}", e.message)),
+    }
     debug_assert!(applied.after.state == State::Closed || !applied.changed());
-    Ok(Step {
-        did,
-        after: applied.after,
-    })
+    // Posting replies recorded events after the ship: read the item as it is now.
+    let after = if applied.after.replies.is_empty() {
+        applied.after
+    } else {
+        hall.item(id)?
+    };
+    Ok(Step { did, after })
 }
 
 // The ship command is the repository's template, run through the platform shell; these

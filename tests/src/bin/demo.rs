@@ -34,6 +34,19 @@ fn show(sb: &Sandbox, dir: &Path, args: &[&str]) -> serde_json::Value {
     run.json()
 }
 
+/// The daemon's log lines, one a step.
+fn print_log(sb: &Sandbox, v: &serde_json::Value) {
+    for l in v["log"].as_array().cloned().unwrap_or_default() {
+        println!(
+            "  {} {:<8} -> {:<10} {}",
+            l["item"].as_str().unwrap_or(""),
+            l["role"].as_str().unwrap_or(""),
+            l["state"].as_str().unwrap_or(""),
+            sb.redact(l["did"].as_str().unwrap_or(""))
+        );
+    }
+}
+
 fn main() {
     let keep = std::env::args().any(|a| a == "--keep");
     let sb = Sandbox::new();
@@ -88,29 +101,25 @@ fn main() {
         "fix": [
             {"sh": "printf 'attempts <= 3\\n' > limit.txt && git commit -qam 'Make the cap inclusive' && hall fixed"},
             {"sh": "printf 'attempts <= 3  # inclusive, see F1\\n' > limit.txt && git commit -qam 'Say why the cap is inclusive' && hall fixed F1"}
+        ],
+        "develop": [
+            {"sh": "printf 'log once when the cap is hit\\n' > LOGGING.md && git add LOGGING.md && git commit -qm 'Log when the cap is hit'"}
         ]
     });
     let script_path = sb.script_model(&script);
     sb.stand_ins(&test_double("fake-claude"));
-    sb.fake("gh", &test_double("fake-gh"));
+    // GitHub is a simulator on 127.0.0.1, driven by the real gh.
+    let github = sb.github();
     println!(
         "\n(SCRIPTED MODEL: no model is reachable here, so `claude` is a stand-in that prints real \
-         stream-json with these scripted answers: the reviewer rejects once, the fixer fixes, the reviewer approves; \
-         `gh` is a stand-in too. Everything else is real: git, the journal, the rooms, the daemon.)"
+         stream-json with these scripted answers: the reviewer rejects once, the fixer fixes, the reviewer approves, \
+         and later a dev run answers a reviewer on the PR. GitHub is a simulator on 127.0.0.1, which the real `gh` \
+         talks to. Everything else is real: git, the journal, the rooms, the daemon.)"
     );
     println!(
         "\n$ hall daemon run --until-idle   (the loop: checks, review, fixes, hallmark, ship)"
     );
-    let v = sb.run_loop(&script_path, &[]).json();
-    for l in v["log"].as_array().cloned().unwrap_or_default() {
-        println!(
-            "  {} {:<8} -> {:<10} {}",
-            l["item"].as_str().unwrap_or(""),
-            l["role"].as_str().unwrap_or(""),
-            l["state"].as_str().unwrap_or(""),
-            sb.redact(l["did"].as_str().unwrap_or(""))
-        );
-    }
+    print_log(&sb, &sb.run_loop(&script_path, &[]).json());
     let status = show(&sb, &sb.repo, &["status", &id]);
     show(&sb, &sb.repo, &["findings", &id]);
     show(&sb, &sb.repo, &["usage", "--by", "role"]);
@@ -146,16 +155,38 @@ fn main() {
             "the CI check did not verify the hallmark: {v}"
         );
     }
-    println!(
-        "\n{id} is {}: checked, reviewed, fixed, hallmarked on its exact commit, shipped to the bare \
-         origin and closed, and its signed hallmark verifies without the journal. `hall log {id}` \
-         has the whole record.",
-        status["item"]["state"].as_str().unwrap_or("?")
-    );
     assert_eq!(
         status["item"]["state"], "closed",
         "the demo's loop did not finish"
     );
+    // The Delivery office follows the PR: a person asks for a change on GitHub, a dev
+    // run makes it, the loop reviews it again and the same PR is updated; then it merges.
+    println!("\n(on GitHub: grace asks for a change on PR #1)");
+    github.review(
+        1,
+        "grace",
+        hallmark_tests::github::ReviewState::ChangesRequested,
+        "Please log once when the cap is hit.",
+    );
+    println!("\n$ hall daemon run --until-idle   (the Delivery office: watch, dev run, review, update)");
+    print_log(&sb, &sb.run_loop(&script_path, &[]).json());
+    println!("\n(on GitHub: PR #1 is merged)");
+    github.merge(1);
+    println!("\n$ hall daemon run --until-idle   (the watch sees the merge; the sweeper removes the worktree)");
+    print_log(&sb, &sb.run_loop(&script_path, &[]).json());
+    let status = show(&sb, &sb.repo, &["status", &id]);
+    assert_eq!(
+        status["item"]["delivered"]["merged"], true,
+        "the demo's PR was not delivered"
+    );
+    assert!(!wt.exists(), "the sweeper did not remove the worktree");
+    println!(
+        "\n{id} is delivered: checked, reviewed, fixed, hallmarked on its exact commit, shipped as \
+         PR #1, its signed hallmark verified without the journal, a reviewer's request answered \
+         by a dev run, reviewed again and pushed to the same PR, merged, and its worktree swept. \
+         `hall log {id}` has the whole record."
+    );
+    drop(github);
     if keep {
         let path = sb.root.clone();
         std::mem::forget(sb);

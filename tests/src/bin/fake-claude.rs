@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Steps are taken in order per role (`review` for the principal engineer, `fix` for the
-//! fixer, `resume` for `--resume`); the last one repeats. A step may also carry
+//! fixer, `develop` for the Delivery office's dev runs, `resume` for `--resume`); the last one repeats. A step may also carry
 //! `"error"` (an `is_error` result), `"sleep"` (seconds before answering) and `"usage"`.
 //!
 //! A scripted verdict is held to `--json-schema` as the real CLI holds a model's answer.
@@ -90,6 +90,7 @@ fn main() -> ExitCode {
         match flag(&args, "--agent") {
             Some("hallmark:principal-engineer") => "review",
             Some("hallmark:fixer") => "fix",
+            Some("hallmark:developer") => "develop",
             Some(other) => {
                 eprintln!(
                     "fake claude: unknown agent `{other}` (the plugin's agents are namespaced hallmark:…)"

@@ -440,6 +440,9 @@ impl World {
         line: u32,
         body: &str,
     ) -> Result<u64, String> {
+        // On GitHub a line comment always belongs to a review: a lone one is a
+        // `COMMENTED` review at the head with an empty body.
+        self.add_review(n, author, ReviewState::Commented, "")?;
         let id = self.id();
         self.pr_mut(n)?.line_comments.push(Comment {
             id,

@@ -199,7 +199,10 @@ fn ready_freezes_head_and_is_idempotent() {
     let other = sb.hall(&wt, &["ready"]);
     assert_snapshot!("ready_in_review", sb.snap(&other));
     let e = other.err("ITEM_IN_REVIEW", 4);
-    assert_eq!(e["error"]["next"][0], format!("hall pull-back {id}"));
+    assert_eq!(
+        e["error"]["next"][0],
+        format!("hall pull-back {id} && hall ready {id}")
+    );
     let log = sb.hall(&wt, &["log", "--kind", "ready"]).ok();
     assert_eq!(
         log["events"].as_array().map(Vec::len),

@@ -2,7 +2,7 @@
 //! that record it or a refusal. Pure, like the fold: limits from the config, the HEAD
 //! SHA and anything else from the outside world arrive as arguments.
 
-use super::event::{Dispute, EventKind, Finding, HoldKind, Seal};
+use super::event::{Dispute, EventKind, Finding, FollowKind, HoldKind, Seal};
 use super::sha::Sha;
 use super::state::{Item, State};
 
@@ -64,6 +64,8 @@ pub enum Action {
         run: Option<String>,
     },
     /// The shipper's rebase left the patch as approved: the hallmark moves to `sha`.
+    /// Also a follow-through run's rebase of a reopened item that left the shipped
+    /// change as it was (ADR 0049): its approval carries with no review.
     Rebased {
         sha: Sha,
         /// The shipper's signature over the new commit's statement.
@@ -86,9 +88,26 @@ pub enum Action {
         reason: String,
         /// For red CI: the PR head it failed at.
         ci_at: Option<Sha>,
+        /// A dev run due at once, with `reason` as its brief (a conflict, comments).
+        follow: Option<FollowKind>,
     },
     /// Reopened for red CI, which passed on a re-run with nothing moved.
     Restore,
+    /// A reply to review comment `comment` on the PR, to post once the answering change
+    /// ships.
+    DraftReply {
+        comment: u64,
+        body: String,
+    },
+    /// The shipper posted the reply to `comment`.
+    PostReply {
+        comment: u64,
+    },
+    /// The Delivery office asks for a headless dev run on a reopened item.
+    FollowThrough {
+        kind: FollowKind,
+        brief: String,
+    },
     RequestRebase {
         base: String,
     },
@@ -104,6 +123,8 @@ pub enum Action {
     Hold {
         kind: HoldKind,
         reason: String,
+        /// What the person can run about it (empty: the usual `hall retry`).
+        next: Vec<String>,
     },
 }
 
@@ -126,6 +147,9 @@ impl Action {
             Action::RebaseFailed { .. } => "rebase failed",
             Action::Reopen { .. } => "reopen",
             Action::Restore => "restore",
+            Action::FollowThrough { .. } => "follow through",
+            Action::DraftReply { .. } => "reply",
+            Action::PostReply { .. } => "post reply",
             Action::RequestRebase { .. } => "request rebase",
             Action::Deliver { .. } => "deliver",
             Action::RemoveWorktree { .. } => "remove worktree",
@@ -257,6 +281,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                     events.push(EventKind::Held {
                         kind: HoldKind::Checks,
                         reason: format!("checks failed {} times in a row", item.check_failures + 1),
+                        next: Vec::new(),
                     });
                 }
                 Ok(events)
@@ -309,56 +334,51 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             _ => Err(wrong()),
         },
         Action::RunFailed { role, reason, run } => match state {
-            Checks | Review | Fixing | Hallmarked => {
-                let mut events = vec![EventKind::RunFailed {
-                    role: role.clone(),
-                    reason: reason.clone(),
-                    run: run.clone(),
-                }];
-                if item.run_failures + 1 >= 2 && item.hold.is_none() {
-                    events.push(EventKind::Held {
-                        kind: HoldKind::RunFailed,
-                        reason: format!("two {role} runs failed in a row; the last: {reason}"),
-                    });
-                }
-                Ok(events)
-            }
+            Checks | Review | Fixing | Hallmarked => run_failed(item, role, reason, run),
+            // A follow-through dev run failed.
+            Development if item.follow.is_some() => run_failed(item, role, reason, run),
             _ => Err(wrong()),
         },
-        Action::Rebased { sha, seal } => match state {
-            Hallmarked => {
-                let from = item.hallmark.clone().unwrap_or_default();
-                if from == *sha {
-                    return Ok(Vec::new());
+        Action::Rebased { sha, seal } => {
+            let from = match state {
+                Hallmarked => item.hallmark.clone().unwrap_or_default(),
+                Development
+                    if item.follow.as_ref().map(|f| f.kind) == Some(FollowKind::Conflict)
+                        && item.shipped.is_some() =>
+                {
+                    item.shipped.clone().unwrap_or_default()
                 }
-                Ok(vec![
-                    EventKind::Rebased {
-                        from: from.clone(),
-                        sha: sha.clone(),
-                        carried: true,
-                    },
-                    // The approval carries with no review run: a verdict by `carried`.
-                    EventKind::Verdict {
-                        sha: sha.clone(),
-                        round: item.round,
-                        approved: true,
-                        findings: Vec::new(),
-                        model: None,
-                        summary: Some(format!(
-                            "the rebase left the patch approved at {} unchanged",
-                            from.short()
-                        )),
-                        by: Some("carried".into()),
-                    },
-                    EventKind::Hallmarked {
-                        sha: sha.clone(),
-                        round: item.round,
-                        seal: seal.clone(),
-                    },
-                ])
+                _ => return Err(wrong()),
+            };
+            if from == *sha {
+                return Ok(Vec::new());
             }
-            _ => Err(wrong()),
-        },
+            Ok(vec![
+                EventKind::Rebased {
+                    from: from.clone(),
+                    sha: sha.clone(),
+                    carried: true,
+                },
+                // The approval carries with no review run: a verdict by `carried`.
+                EventKind::Verdict {
+                    sha: sha.clone(),
+                    round: item.round,
+                    approved: true,
+                    findings: Vec::new(),
+                    model: None,
+                    summary: Some(format!(
+                        "the rebase left the patch approved at {} unchanged",
+                        from.short()
+                    )),
+                    by: Some("carried".into()),
+                },
+                EventKind::Hallmarked {
+                    sha: sha.clone(),
+                    round: item.round,
+                    seal: seal.clone(),
+                },
+            ])
+        }
         Action::FixSubmitted {
             sha,
             fixed,
@@ -386,10 +406,58 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             }]),
             _ => Err(wrong()),
         },
-        Action::Reopen { reason, ci_at } => match state {
-            Closed => Ok(vec![EventKind::Reopened {
-                reason: reason.clone(),
-                ci_at: ci_at.clone(),
+        Action::Reopen {
+            reason,
+            ci_at,
+            follow,
+        } => match state {
+            Closed => {
+                let mut events = vec![EventKind::Reopened {
+                    reason: reason.clone(),
+                    ci_at: ci_at.clone(),
+                }];
+                if let (Some(kind), Some(_)) = (follow, &item.pr) {
+                    events.push(EventKind::FollowThrough {
+                        kind: *kind,
+                        brief: reason.clone(),
+                    });
+                }
+                Ok(events)
+            }
+            _ => Err(wrong()),
+        },
+        Action::DraftReply { comment, body } => match state {
+            _ if item.pr.is_none() => Err(wrong()),
+            Development => {
+                let same = item
+                    .replies
+                    .iter()
+                    .any(|r| r.comment == *comment && !r.posted && r.body == *body);
+                Ok(if same {
+                    Vec::new()
+                } else {
+                    vec![EventKind::ReplyDrafted {
+                        comment: *comment,
+                        body: body.clone(),
+                    }]
+                })
+            }
+            _ => Err(wrong()),
+        },
+        Action::PostReply { comment } => {
+            match item.replies.iter().find(|r| r.comment == *comment) {
+                Some(r) if r.posted => Ok(Vec::new()),
+                Some(_) if state != Dropped => {
+                    Ok(vec![EventKind::ReplyPosted { comment: *comment }])
+                }
+                _ => Err(wrong()),
+            }
+        }
+        Action::FollowThrough { kind, brief } => match state {
+            Development if item.follow.as_ref().map(|f| f.kind) == Some(*kind) => Ok(Vec::new()),
+            Development if item.pr.is_some() => Ok(vec![EventKind::FollowThrough {
+                kind: *kind,
+                brief: brief.clone(),
             }]),
             _ => Err(wrong()),
         },
@@ -414,7 +482,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             Closed | Dropped => Ok(vec![EventKind::WorktreeRemoved { path: path.clone() }]),
             _ => Err(wrong()),
         },
-        Action::Hold { kind, reason } => match state {
+        Action::Hold { kind, reason, next } => match state {
             s if s.is_terminal()
                 && !matches!(
                     kind,
@@ -427,9 +495,31 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             _ => Ok(vec![EventKind::Held {
                 kind: *kind,
                 reason: reason.clone(),
+                next: next.clone(),
             }]),
         },
     }
+}
+
+fn run_failed(
+    item: &Item,
+    role: &str,
+    reason: &str,
+    run: &Option<String>,
+) -> Result<Vec<EventKind>, Refusal> {
+    let mut events = vec![EventKind::RunFailed {
+        role: role.to_string(),
+        reason: reason.to_string(),
+        run: run.clone(),
+    }];
+    if item.run_failures + 1 >= 2 && item.hold.is_none() {
+        events.push(EventKind::Held {
+            kind: HoldKind::RunFailed,
+            reason: format!("two {role} runs failed in a row; the last: {reason}"),
+            next: Vec::new(),
+        });
+    }
+    Ok(events)
 }
 
 fn ready_event(item: &Item, sha: &Sha, note: Option<String>) -> EventKind {
@@ -470,6 +560,8 @@ pub const TRANSITIONS: &[(State, State)] = &[
     (State::Hallmarked, State::Closed),
     (State::Closed, State::Development),
     (State::Development, State::Closed),
+    // A follow-through rebase that left the shipped change as it was (ADR 0049).
+    (State::Development, State::Hallmarked),
     (State::Development, State::Dropped),
     (State::AwaitingYou, State::Dropped),
     (State::Checks, State::Dropped),

@@ -65,6 +65,35 @@ impl HoldKind {
     }
 }
 
+/// What a follow-through dev run is for: the Delivery office found the shipped PR
+/// conflicting with its base, asked for changes, or red at its head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowKind {
+    Conflict,
+    Feedback,
+    Ci,
+}
+
+impl FollowKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FollowKind::Conflict => "conflict",
+            FollowKind::Feedback => "feedback",
+            FollowKind::Ci => "ci",
+        }
+    }
+
+    /// The hold that says a dev run of this kind did not act.
+    pub fn hold(self) -> HoldKind {
+        match self {
+            FollowKind::Conflict => HoldKind::Conflict,
+            FollowKind::Feedback => HoldKind::Feedback,
+            FollowKind::Ci => HoldKind::CiFailed,
+        }
+    }
+}
+
 /// How an item came in through the Front Desk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -181,6 +210,21 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log: Option<String>,
     },
+    /// One of the repository's `setup` commands ran in the loop's checkout before its
+    /// checks.
+    SetupRun {
+        sha: Sha,
+        /// The command, as `setup` in `.hallmark.toml` lists it.
+        command: String,
+        exit_code: i32,
+        duration_ms: u64,
+        /// The last lines of a failing command's output.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        /// The whole output on disk (`hall run --show <log>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log: Option<String>,
+    },
     /// Every check passed at `sha`.
     ChecksPassed { sha: Sha },
     /// At least one check failed at `sha`; `failed` lists their commands.
@@ -256,13 +300,27 @@ pub enum EventKind {
     Restored {},
     /// The Delivery office asked for a rebase onto `base`.
     RebaseRequested { base: String },
+    /// A reply to review comment `comment` on the item's PR, drafted in development; the
+    /// shipper posts it once the change that answers it is reviewed and pushed.
+    ReplyDrafted { comment: u64, body: String },
+    /// The shipper posted the reply to `comment` on the PR.
+    ReplyPosted { comment: u64 },
+    /// A headless dev run is due on the reopened item: `brief` says what to do (the
+    /// base to rebase onto, the reviewers' words, the failed CI jobs).
+    FollowThrough { kind: FollowKind, brief: String },
     /// The item's PR left the open state: merged, or closed without merging. The item
     /// stays closed; nothing watches it any more.
     Delivered { pr: String, merged: bool },
     /// The sweeper removed the item's worktree at `path` (branch and journal stay).
     WorktreeRemoved { path: String },
-    /// The loop stopped for a person without changing state.
-    Held { kind: HoldKind, reason: String },
+    /// The loop stopped for a person without changing state. `next` names what the
+    /// person can run about it (absent on lines written before holds carried it).
+    Held {
+        kind: HoldKind,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        next: Vec<String>,
+    },
     /// A question for a person.
     Asked {
         qid: QuestionId,
@@ -343,6 +401,7 @@ impl EventKind {
         "dropped",
         "retried",
         "check_run",
+        "setup_run",
         "checks_passed",
         "checks_failed",
         "verdict",
@@ -360,6 +419,9 @@ impl EventKind {
         "rebase_requested",
         "delivered",
         "worktree_removed",
+        "follow_through",
+        "reply_drafted",
+        "reply_posted",
         "held",
         "asked",
         "answered",
@@ -384,6 +446,7 @@ impl EventKind {
             EventKind::Dropped { .. } => "dropped",
             EventKind::Retried { .. } => "retried",
             EventKind::CheckRun { .. } => "check_run",
+            EventKind::SetupRun { .. } => "setup_run",
             EventKind::ChecksPassed { .. } => "checks_passed",
             EventKind::ChecksFailed { .. } => "checks_failed",
             EventKind::Verdict { .. } => "verdict",
@@ -401,6 +464,9 @@ impl EventKind {
             EventKind::RebaseRequested { .. } => "rebase_requested",
             EventKind::Delivered { .. } => "delivered",
             EventKind::WorktreeRemoved { .. } => "worktree_removed",
+            EventKind::FollowThrough { .. } => "follow_through",
+            EventKind::ReplyDrafted { .. } => "reply_drafted",
+            EventKind::ReplyPosted { .. } => "reply_posted",
             EventKind::Held { .. } => "held",
             EventKind::Asked { .. } => "asked",
             EventKind::Answered { .. } => "answered",

@@ -14,8 +14,8 @@ pub mod state;
 mod tests;
 
 pub use decide::{Action, Refusal, decide};
-pub use event::{Event, EventKind, HoldKind, Source};
+pub use event::{Event, EventKind, FollowKind, HoldKind, Source};
 pub use finding::{Dispute, Finding, Lens, Severity};
 pub use id::{ItemId, QuestionId};
 pub use sha::Sha;
-pub use state::{Item, State, fold};
+pub use state::{Follow, Item, Reply, State, fold};

@@ -8,7 +8,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::event::{Event, EventKind, HoldKind, Source};
+use super::event::{Event, EventKind, FollowKind, HoldKind, Source};
 use super::id::{ItemId, QuestionId};
 use super::sha::Sha;
 
@@ -113,6 +113,9 @@ pub struct Hold {
     pub kind: HoldKind,
     pub reason: String,
     pub since: String,
+    /// What the person can run about it, when the hold says (a missing tool).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next: Vec<String>,
 }
 
 /// A question and, once given, its answer.
@@ -141,6 +144,26 @@ pub struct Delivery {
     pub pr: String,
     /// Merged; false when it was closed without merging.
     pub merged: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A reply to a review comment on the item's PR.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Reply {
+    pub comment: u64,
+    pub body: String,
+    /// Posted on the PR.
+    pub posted: bool,
+}
+
+/// A follow-through dev run the Delivery office asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Follow {
+    pub kind: FollowKind,
+    pub brief: String,
 }
 
 /// Everything the fold knows about one item.
@@ -180,6 +203,19 @@ pub struct Item {
     pub hallmark: Option<Sha>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
+    /// The commit last shipped (what the PR carries until an update).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shipped: Option<Sha>,
+    /// A headless dev run due on a reopened item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow: Option<Follow>,
+    /// Replies to the PR's review comments, drafted and posted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<Reply>,
+    /// Follow-through runs for red CI so far: CI still red after one of them is a
+    /// `ci_failed` hold for a person, not another run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ci_fixes: u32,
     /// How the PR ended, once the Delivery office saw it merge or close.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered: Option<Delivery>,
@@ -264,6 +300,7 @@ impl Item {
             }
             EventKind::Ready { sha, round, .. } => {
                 self.ci_reopened_at = None;
+                self.follow = None;
                 self.sha = Some(sha.clone());
                 self.round = *round;
                 self.rebase_requested = None;
@@ -272,12 +309,14 @@ impl Item {
             }
             EventKind::PulledBack { .. } => {
                 self.hold = None;
+                self.follow = None;
                 self.run_failures = 0;
                 self.hallmark = None;
                 self.enter(State::Development, t);
             }
             EventKind::Dropped { .. } => {
                 self.hold = None;
+                self.follow = None;
                 self.enter(State::Dropped, t);
             }
             EventKind::Retried {
@@ -313,6 +352,9 @@ impl Item {
             }
             EventKind::Escalated { .. } => self.enter(State::Escalated, t),
             EventKind::Hallmarked { sha, .. } => {
+                // A carried rebase answers the follow-through and the rebase request.
+                self.follow = None;
+                self.rebase_requested = None;
                 self.hallmark = Some(sha.clone());
                 self.sha = Some(sha.clone());
                 self.enter(State::Hallmarked, t);
@@ -323,7 +365,8 @@ impl Item {
                 self.round += 1;
                 self.enter(State::Checks, t);
             }
-            EventKind::Shipped { pr, .. } => {
+            EventKind::Shipped { pr, sha } => {
+                self.shipped = Some(sha.clone());
                 if pr.is_some() {
                     self.pr = pr.clone();
                 }
@@ -336,6 +379,7 @@ impl Item {
             }
             EventKind::Restored {} => {
                 self.ci_reopened_at = None;
+                self.follow = None;
                 self.enter(State::Closed, t);
             }
             EventKind::Rebased { sha, carried, .. } => {
@@ -345,6 +389,28 @@ impl Item {
             }
             EventKind::RunFailed { .. } => self.run_failures += 1,
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
+            EventKind::ReplyDrafted { comment, body } => {
+                self.replies.retain(|r| r.comment != *comment || r.posted);
+                self.replies.push(Reply {
+                    comment: *comment,
+                    body: body.clone(),
+                    posted: false,
+                });
+            }
+            EventKind::ReplyPosted { comment } => {
+                for r in self.replies.iter_mut().filter(|r| r.comment == *comment) {
+                    r.posted = true;
+                }
+            }
+            EventKind::FollowThrough { kind, brief } => {
+                if *kind == FollowKind::Ci {
+                    self.ci_fixes += 1;
+                }
+                self.follow = Some(Follow {
+                    kind: *kind,
+                    brief: brief.clone(),
+                });
+            }
             EventKind::Delivered { pr, merged } => {
                 self.delivered = Some(Delivery {
                     pr: pr.clone(),
@@ -352,11 +418,12 @@ impl Item {
                 });
             }
             EventKind::WorktreeRemoved { .. } => self.worktree_removed = true,
-            EventKind::Held { kind, reason } => {
+            EventKind::Held { kind, reason, next } => {
                 self.hold = Some(Hold {
                     kind: *kind,
                     reason: reason.clone(),
                     since: t.to_string(),
+                    next: next.clone(),
                 });
             }
             EventKind::Asked {
@@ -393,6 +460,7 @@ impl Item {
                 }
             }
             EventKind::CheckRun { .. }
+            | EventKind::SetupRun { .. }
             | EventKind::Prompt { .. }
             | EventKind::Turn { .. }
             | EventKind::Commit { .. }

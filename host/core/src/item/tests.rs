@@ -498,12 +498,140 @@ fn shipping_closes_and_reopening_and_restoring_follow_the_table() {
         &Action::Reopen {
             reason: "red CI".into(),
             ci_at: Some(Sha::new("abc1234")),
+            follow: None,
         },
     )
     .expect("reopen");
     assert_eq!(item.state, State::Development);
     run(&mut item, &mut log, &Action::Restore).expect("restore");
     assert_eq!(item.state, State::Closed);
+}
+
+/// Ships an item at `a` and reopens it, as the Delivery office does.
+fn shipped_and_reopened() -> (Item, Vec<Event>) {
+    let (mut item, mut log) = start();
+    let a = Sha::from("a");
+    let steps = [
+        Action::Ready {
+            sha: a.clone(),
+            note: None,
+            on_base: false,
+        },
+        Action::ChecksPassed { sha: a.clone() },
+        Action::Verdict {
+            sha: a.clone(),
+            approved: true,
+            findings: vec![],
+            model: None,
+            summary: None,
+            by: None,
+            max_rejects: 3,
+            seal: Some(seal()),
+        },
+        Action::Shipped {
+            pr: Some("https://pr/1".into()),
+        },
+        Action::Reopen {
+            reason: "conflicts".into(),
+            ci_at: None,
+            follow: None,
+        },
+    ];
+    for s in &steps {
+        run(&mut item, &mut log, s).expect("the walk to a reopened item");
+    }
+    (item, log)
+}
+
+#[test]
+fn a_follow_through_rebase_that_keeps_the_change_carries_the_approval_from_development() {
+    let (mut item, mut log) = shipped_and_reopened();
+    assert_eq!(item.shipped.as_deref(), Some("a"));
+    let b = Sha::from("b");
+    let carry = Action::Rebased {
+        sha: b.clone(),
+        seal: Some(seal()),
+    };
+    assert!(
+        run(&mut item, &mut log, &carry).is_err(),
+        "no carry without a follow-through for a conflict"
+    );
+    let follow = Action::FollowThrough {
+        kind: FollowKind::Conflict,
+        brief: "rebase onto main".into(),
+    };
+    run(&mut item, &mut log, &follow).expect("follow");
+    assert_eq!(run(&mut item, &mut log, &follow), Ok(0), "asked once");
+    run(&mut item, &mut log, &carry).expect("carry");
+    assert_eq!(item.state, State::Hallmarked);
+    assert_eq!(item.hallmark.as_ref(), Some(&b));
+    assert_eq!(item.follow, None);
+    let verdict = log.iter().rev().find_map(|e| match &e.kind {
+        EventKind::Verdict { by, .. } => Some(by.clone()),
+        _ => None,
+    });
+    assert_eq!(verdict, Some(Some("carried".into())));
+}
+
+#[test]
+fn a_follow_through_for_ci_is_counted_and_a_ready_answers_it() {
+    let (mut item, mut log) = shipped_and_reopened();
+    let ci = Action::FollowThrough {
+        kind: FollowKind::Ci,
+        brief: "test failed".into(),
+    };
+    run(&mut item, &mut log, &ci).expect("follow");
+    assert_eq!(item.ci_fixes, 1);
+    let carry = Action::Rebased {
+        sha: Sha::from("b"),
+        seal: Some(seal()),
+    };
+    assert!(
+        run(&mut item, &mut log, &carry).is_err(),
+        "only a conflict's run may carry"
+    );
+    run(
+        &mut item,
+        &mut log,
+        &Action::Ready {
+            sha: Sha::from("b"),
+            note: None,
+            on_base: true,
+        },
+    )
+    .expect("ready");
+    assert_eq!(item.follow, None);
+    assert_eq!(item.ci_fixes, 1, "kept: a second red CI is a person's");
+}
+
+#[test]
+fn a_reply_is_drafted_in_development_replaced_until_posted_and_posted_once() {
+    let (mut item, mut log) = start();
+    let draft = |body: &str| Action::DraftReply {
+        comment: 7,
+        body: body.into(),
+    };
+    assert!(
+        run(&mut item, &mut log, &draft("x")).is_err(),
+        "no PR, nothing to reply on"
+    );
+    let (mut item, mut log) = shipped_and_reopened();
+    run(&mut item, &mut log, &draft("first")).expect("draft");
+    run(&mut item, &mut log, &draft("second")).expect("redraft");
+    assert_eq!(run(&mut item, &mut log, &draft("second")), Ok(0));
+    assert_eq!(item.replies.len(), 1);
+    assert_eq!(item.replies[0].body, "second");
+    run(&mut item, &mut log, &Action::PostReply { comment: 7 }).expect("post");
+    assert!(item.replies[0].posted);
+    assert_eq!(
+        run(&mut item, &mut log, &Action::PostReply { comment: 7 }),
+        Ok(0),
+        "posted once"
+    );
+    assert!(run(&mut item, &mut log, &Action::PostReply { comment: 8 }).is_err());
+    // A new draft for a posted comment is a second reply; the first stays posted.
+    run(&mut item, &mut log, &draft("third")).expect("draft again");
+    assert_eq!(item.replies.len(), 2);
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -582,14 +710,30 @@ fn action() -> impl Strategy<Value = Action> {
         Just(Action::Reopen {
             reason: "ci".into(),
             ci_at: None,
+            follow: None,
         }),
         Just(Action::Restore),
+        prop_oneof![
+            Just(FollowKind::Conflict),
+            Just(FollowKind::Feedback),
+            Just(FollowKind::Ci)
+        ]
+        .prop_map(|kind| Action::FollowThrough {
+            kind,
+            brief: "b".into()
+        }),
+        Just(Action::DraftReply {
+            comment: 7,
+            body: "done".into()
+        }),
+        Just(Action::PostReply { comment: 7 }),
         Just(Action::RequestRebase {
             base: "main".into()
         }),
         hold.prop_map(|kind| Action::Hold {
             kind,
-            reason: "r".into()
+            reason: "r".into(),
+            next: Vec::new(),
         }),
     ]
 }
@@ -626,9 +770,15 @@ fn every_listed_edge_is_reachable() {
     let mut runner = TestRunner::deterministic();
     let strategy = proptest::collection::vec(action(), 0..80);
     let mut seen = std::collections::HashSet::new();
-    for _ in 0..3000 {
+    for i in 0..3000 {
         let actions = strategy.new_tree(&mut runner).expect("tree").current();
-        let (mut item, mut log) = start();
+        // Half the walks start at a shipped, reopened item, whose edges take a long
+        // walk to reach by chance.
+        let (mut item, mut log) = if i % 2 == 0 {
+            start()
+        } else {
+            shipped_and_reopened()
+        };
         for a in &actions {
             let before = item.state;
             if run(&mut item, &mut log, a).is_ok() && before != item.state {

@@ -200,8 +200,10 @@ impl Journal {
             let events = match make(id) {
                 Ok(e) => e,
                 Err(e) => {
-                    // The number stays used; the empty directory does not.
+                    // Nothing was made: the empty directory goes, and the number is
+                    // given back unless another item took a later one meanwhile.
                     let _ = std::fs::remove_dir(self.item_dir(id));
+                    let _ = self.give_back(|c| &mut c.item, id.0);
                     return Err(e);
                 }
             };
@@ -292,6 +294,40 @@ impl Journal {
         Ok(n)
     }
 
+    /// Returns number `n`, taken by [`Journal::bump`] for something that was not made,
+    /// when it is still the last one taken; a later number taken since stays, and `n`
+    /// is then a gap.
+    fn give_back(&self, field: impl Fn(&mut Counters) -> &mut u32, n: u32) -> Result<()> {
+        let lock_path = self.root.join("counters.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| io_error(&lock_path, e))?;
+        FileExt::lock(&lock).map_err(|e| io_error(&lock_path, e))?;
+        let path = self.root.join("counters.json");
+        let Some(mut counters) = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Counters>(&b).ok())
+        else {
+            // No readable counters: the next bump recounts from what exists.
+            return FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e));
+        };
+        let slot = field(&mut counters);
+        if *slot == n + 1 {
+            *slot = n;
+            let bytes = serde_json::to_vec(&counters).map_err(|e| {
+                io_error(
+                    &path,
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                )
+            })?;
+            file::write_atomic(&path, &bytes).map_err(|e| io_error(&path, e))?;
+        }
+        FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e))
+    }
+
     /// Rebuilds lost counters from what exists, so numbers are never reused.
     fn recount(&self) -> Counters {
         let item = self
@@ -340,4 +376,27 @@ pub struct Transaction {
     pub after: Item,
     pub appended: Vec<Event>,
     pub torn: Vec<Torn>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_creation_gives_its_number_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let journal = Journal::new(dir.path().join("hallmark"));
+        journal.init().expect("init");
+        let failed: Result<(ItemId, Item), JournalError> =
+            journal.create_item(|id| Err(JournalError::NoItem(id)));
+        assert!(failed.is_err());
+        assert!(
+            !journal.item_dir(ItemId(1)).exists(),
+            "no empty directory stays"
+        );
+        let (id, _) = journal
+            .create_item(|_| Ok::<_, JournalError>(Vec::new()))
+            .expect("the next creation");
+        assert_eq!(id, ItemId(1), "the failed creation's number is reused");
+    }
 }
