@@ -168,11 +168,15 @@ fn main() {
         hallmark_tests::github::ReviewState::ChangesRequested,
         "Please log once when the cap is hit.",
     );
-    println!("\n$ hall daemon run --until-idle   (the Delivery office: watch, dev run, review, update)");
+    println!(
+        "\n$ hall daemon run --until-idle   (the Delivery office: watch, dev run, review, update)"
+    );
     print_log(&sb, &sb.run_loop(&script_path, &[]).json());
     println!("\n(on GitHub: PR #1 is merged)");
     github.merge(1);
-    println!("\n$ hall daemon run --until-idle   (the watch sees the merge; the sweeper removes the worktree)");
+    println!(
+        "\n$ hall daemon run --until-idle   (the watch sees the merge; the sweeper removes the worktree)"
+    );
     print_log(&sb, &sb.run_loop(&script_path, &[]).json());
     let status = show(&sb, &sb.repo, &["status", &id]);
     assert_eq!(
