@@ -190,7 +190,6 @@ fn main() {
          by a dev run, reviewed again and pushed to the same PR, merged, and its worktree swept. \
          `hall log {id}` has the whole record."
     );
-    drop(github);
     if keep {
         let path = sb.root.clone();
         std::mem::forget(sb);
