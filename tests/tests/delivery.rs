@@ -326,14 +326,14 @@ fn script(l: &Loop, answers: Value) {
     std::fs::write(&l.script, answers.to_string()).unwrap();
 }
 
-/// The prompts the dev runs were given.
-fn dev_prompts(l: &Loop) -> Vec<String> {
+/// The prompts the runs of the plugin's `agent` (`hallmark:developer`…) were given.
+fn prompts_of(l: &Loop, agent: &str) -> Vec<String> {
     l.claude_calls()
         .iter()
         .filter(|c| {
             c["args"]
                 .as_array()
-                .is_some_and(|a| a.iter().any(|x| x == "hallmark:developer"))
+                .is_some_and(|a| a.iter().any(|x| x == agent))
         })
         .map(|c| {
             c["args"]
@@ -344,6 +344,11 @@ fn dev_prompts(l: &Loop) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+/// The prompts the dev runs were given.
+fn dev_prompts(l: &Loop) -> Vec<String> {
+    prompts_of(l, "hallmark:developer")
 }
 
 /// The PR's head on the simulated GitHub is the item's worktree HEAD, and the item is
@@ -514,22 +519,7 @@ fn a_conflict_the_dev_run_resolves_to_the_approved_change_keeps_its_approval() {
 
 /// The prompts of the reviewer's runs.
 fn review_prompts(l: &Loop) -> Vec<String> {
-    l.claude_calls()
-        .iter()
-        .filter(|c| {
-            c["args"]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|x| x == "hallmark:principal-engineer"))
-        })
-        .map(|c| {
-            c["args"]
-                .as_array()
-                .and_then(|a| a.last())
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect()
+    prompts_of(l, "hallmark:principal-engineer")
 }
 
 /// Ships an item that changes every tenth line of a long file (`hunks` of them), then

@@ -428,6 +428,40 @@ fn doctor_fails_with_a_failed_check_and_its_counts_agree() {
 }
 
 #[test]
+fn doctor_fails_when_a_gate_cannot_start_and_only_warns_with_no_gates() {
+    let sb = Sandbox::new();
+    sb.hall(&sb.repo, &["init"]).ok();
+    let gates = |v: &Value| -> Value {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "gates")
+            .cloned()
+            .unwrap()
+    };
+    // No gates: a warning, and doctor still passes.
+    let v = sb.hall(&sb.repo, &["doctor"]).ok();
+    assert_eq!(gates(&v)["ok"], false, "{v}");
+    assert_eq!(gates(&v)["required"], false, "{v}");
+    // A gate whose program is nowhere: doctor fails and names it.
+    sb.configure(
+        "base = \"main\"\ngates = [\"no-such-linter --check\"]\n",
+        "true\n",
+        "Gate on a missing tool",
+    );
+    let run = sb.hall(&sb.repo, &["doctor"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let g = gates(&v);
+    assert_eq!(g["required"], true, "{g}");
+    assert!(
+        g["detail"].as_str().unwrap().contains("no-such-linter"),
+        "{g}"
+    );
+}
+
+#[test]
 fn text_on_a_terminal_is_for_people() {
     let sb = Sandbox::initialized();
     sb.hall(&sb.repo, &["new", "--title", "People"]).ok();
