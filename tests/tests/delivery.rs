@@ -859,8 +859,8 @@ fn ci_that_never_starts_is_one_ci_down_entry_for_every_pr_until_it_runs_again() 
     );
 }
 
-#[test]
-fn a_pr_opened_outside_hallmark_is_adopted_reviewed_updated_in_place_and_delivered() {
+/// A PR opened outside Hallmark (#1, from `feature/inclusive`), adopted with `--pr`.
+fn adopted_outside_pr() -> (Loop, u64) {
     let sb = Sandbox::initialized();
     sb.stand_ins(Path::new(env!("CARGO_BIN_EXE_fake-claude")));
     let n = {
@@ -893,6 +893,12 @@ fn a_pr_opened_outside_hallmark_is_adopted_reviewed_updated_in_place_and_deliver
         script,
         wt,
     };
+    (l, n)
+}
+
+#[test]
+fn a_pr_opened_outside_hallmark_is_adopted_reviewed_updated_in_place_and_delivered() {
+    let (l, n) = adopted_outside_pr();
     let github = l.sb.github();
     // The adopter adds a commit of their own, then hands the item to the loop.
     l.sb.commit(&l.wt, "NOTES.md", "adopted\n", "Note the adoption");
@@ -1005,4 +1011,33 @@ fn a_daemon_killed_mid_update_push_leaves_one_push_and_one_comment() {
     );
     assert_eq!(github.pr(1).unwrap().comments.len(), comments + 1);
     l.sb.reap();
+}
+
+#[test]
+fn an_adopted_pr_merged_before_the_loop_ships_closes_with_nothing_pushed() {
+    let (l, n) = adopted_outside_pr();
+    let github = l.sb.github();
+    let head = github.pr(n).unwrap().head_oid;
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    // Someone merges it on GitHub while the loop reviews it.
+    github.merge(n);
+    let main =
+        l.sb.git(&l.sb.repo, &["ls-remote", "origin", "refs/heads/main"]);
+    let run = watch(&l);
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "closed", "{status} {}", run.stderr);
+    assert_eq!(status["item"]["delivered"]["merged"], true, "{status}");
+    assert!(
+        said(&run, "shipper")
+            .iter()
+            .any(|d| d.contains("already merged") && d.contains("nothing pushed")),
+        "{}",
+        run.stderr
+    );
+    // Nothing moved on the origin: the branch and main are as GitHub left them.
+    assert_eq!(github.pr(n).unwrap().head_oid, head);
+    assert_eq!(
+        l.sb.git(&l.sb.repo, &["ls-remote", "origin", "refs/heads/main"]),
+        main
+    );
 }

@@ -48,6 +48,55 @@ fn hold(hall: &Hall, ctx: &Ctx, id: ItemId, reason: String) -> Result<Step> {
     super::held(hall, ctx, id, HoldKind::ShipFailed, reason)
 }
 
+/// An item whose PR (adopted, or reopened) merged on GitHub before the update: with the
+/// hallmarked commit in the base, the item closes with nothing pushed and is delivered;
+/// without it, nothing can carry the work there, and a person decides. `None` when the
+/// PR is open, or GitHub can't say (the update then goes as usual).
+fn already_merged(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    item: &Item,
+    (wt, base, sha): (&Path, &str, &Sha),
+) -> Result<Option<Step>> {
+    let (Some(url), None) = (&item.pr, &item.delivered) else {
+        return Ok(None);
+    };
+    let Some(number) = super::delivery::pr_number(url) else {
+        return Ok(None);
+    };
+    let Ok(pr) = crate::gh::pull_request(&hall.repo.main_root, Some(&number.to_string())) else {
+        return Ok(None);
+    };
+    if pr.state != "MERGED" {
+        return Ok(None);
+    }
+    if !git::is_ancestor(wt, sha.as_str(), base) {
+        return hold(
+            hall,
+            ctx,
+            id,
+            format!(
+                "PR #{number} merged without {}, so there is nothing to update; the work needs a PR of its own (`hall pull-back {id}`, then a new item)",
+                sha.short()
+            ),
+        )
+        .map(Some);
+    }
+    hall.change(ctx, id).apply(Action::Shipped { pr: None })?;
+    let applied = hall.change(ctx, id).apply(Action::Deliver {
+        pr: url.clone(),
+        merged: true,
+    })?;
+    Ok(Some(Step {
+        did: format!(
+            "PR #{number} already merged with {} in it; closed with nothing pushed",
+            sha.short()
+        ),
+        after: applied.after,
+    }))
+}
+
 /// The PR body and the review comment, from the journal.
 fn review_text(id: ItemId, item: &Item, events: &[crate::item::Event]) -> (String, String) {
     let mut body = format!(
@@ -162,6 +211,9 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         return hold(hall, ctx, id, not_shippable(hall, &why));
     }
     let base = latest_base(&wt, &hall.config.base);
+    if let Some(step) = already_merged(hall, ctx, id, item, (&wt, &base, &sha))? {
+        return Ok(step);
+    }
     let mut item = item.clone();
     if !git::is_ancestor(&wt, &base, &sha) {
         // The carried approval is signed anew, so the key must be at hand before the
