@@ -15,8 +15,10 @@ use std::process::{Command, Output, Stdio};
 
 pub use crate::item::Sha;
 
+mod interdiff;
 mod notes;
 pub mod refs;
+pub use interdiff::{interdiff, interdiff_lines};
 pub use notes::{NotedCommit, add_note, merge_notes, note, noted_commit};
 pub use refs::head_native;
 
@@ -623,74 +625,6 @@ pub fn patch_id(dir: &Path, from: &str, to: &str) -> Option<String> {
     id.split_whitespace().next().map(str::to_string)
 }
 
-/// A diff normalised for comparing two versions of one change: no blob ids, and hunk
-/// headers without their line numbers (where a hunk lands moves with its base).
-fn normalised_diff(dir: &Path, from: &str, to: &str) -> Result<String> {
-    let range = format!("{from}..{to}");
-    let text = run(dir, &["diff", "--no-color", "--no-ext-diff", "-U3", &range])?;
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        if line.starts_with("index ") {
-            continue;
-        }
-        if line.starts_with("@@ ") {
-            let rest = line.splitn(4, ' ').nth(3).unwrap_or("");
-            let context = rest.strip_prefix("@@").unwrap_or(rest).trim_start();
-            out.push_str("@@ ");
-            out.push_str(context);
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-/// How many lines differ between the change `old.0..old.1` and the change
-/// `new.0..new.1`, compared file by file with their context: zero when a rebase left
-/// the change as it was.
-pub fn interdiff_lines(dir: &Path, old: (&str, &str), new: (&str, &str)) -> Result<usize> {
-    Ok(interdiff(dir, old, new)?.map_or(0, |(_, n)| n))
-}
-
-/// The difference between two versions of one change, as a diff of their diffs (each
-/// normalised: no blob ids, no line numbers in hunk headers), with the number of lines
-/// it adds and removes. `None` when the two are the same.
-pub fn interdiff(
-    dir: &Path,
-    old: (&str, &str),
-    new: (&str, &str),
-) -> Result<Option<(String, usize)>> {
-    let before = normalised_diff(dir, old.0, old.1)?;
-    let after = normalised_diff(dir, new.0, new.1)?;
-    if before == after {
-        return Ok(None);
-    }
-    // Two blobs in the object store let git compare the texts with no files around.
-    let blob = |text: String| -> Result<String> {
-        let id =
-            Invocation::at(dir)
-                .input(text.as_bytes())
-                .run(&["hash-object", "-w", "--stdin"])?;
-        Ok(id.trim().to_string())
-    };
-    let (a, b) = (blob(before)?, blob(after)?);
-    let text = run(dir, &["diff", "--no-color", "-U2", &a, &b])?;
-    let lines = text
-        .lines()
-        .filter(|l| {
-            (l.starts_with('+') && !l.starts_with("+++"))
-                || (l.starts_with('-') && !l.starts_with("---"))
-        })
-        .count();
-    // Keep only the hunks: the blob names in the header mean nothing to a reader.
-    let body = text
-        .find("\n@@")
-        .map_or(text.as_str(), |at| &text[at + 1..])
-        .to_string();
-    Ok(Some((body, lines.max(1))))
-}
-
 /// The paths that differ between two commits (`git diff --name-only from..to`).
 pub fn files_between(dir: &Path, from: &str, to: &str) -> Result<Vec<String>> {
     let range = format!("{from}..{to}");
@@ -807,7 +741,7 @@ pub fn push_as(dir: &Path, remote: &str, refspec: &str, actor: &str) -> Result<(
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
+    pub(super) fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
             .args(args)
             .current_dir(dir)
@@ -859,50 +793,5 @@ mod tests {
         check(&wt);
         git(&root, &["checkout", "-q", "--detach", "HEAD~1"]);
         check(&root);
-    }
-
-    #[test]
-    fn the_interdiff_is_zero_across_a_rebase_that_keeps_the_change_and_counts_what_moved() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        git(root, &["init", "-q", "-b", "main"]);
-        let lines: Vec<String> = (1..=40).map(|n| format!("line {n}")).collect();
-        let write = |name: &str, text: &str| std::fs::write(root.join(name), text).expect("write");
-        write("a.txt", &(lines.join("\n") + "\n"));
-        write("b.txt", "b\n");
-        git(root, &["add", "."]);
-        git(root, &["commit", "-qm", "base"]);
-        let base = git(root, &["rev-parse", "HEAD"]);
-        // The change: line 30 of a.txt.
-        git(root, &["checkout", "-qb", "item"]);
-        let mut changed = lines.clone();
-        changed[29] = "line thirty".into();
-        write("a.txt", &(changed.join("\n") + "\n"));
-        git(root, &["commit", "-qam", "change"]);
-        let shipped = git(root, &["rev-parse", "HEAD"]);
-        // The base moves far away (other lines, another file): the hunk moves with it.
-        git(root, &["checkout", "-q", "main"]);
-        let mut moved = lines.clone();
-        moved[2] = "line three, edited on main".into();
-        write("a.txt", &(moved.join("\n") + "\n"));
-        write("b.txt", "b, edited\n");
-        git(root, &["commit", "-qam", "main moves"]);
-        let new_base = git(root, &["rev-parse", "HEAD"]);
-        git(root, &["checkout", "-q", "item"]);
-        git(root, &["rebase", "-q", "main"]);
-        let rebased = git(root, &["rev-parse", "HEAD"]);
-        assert_eq!(
-            interdiff_lines(root, (&base, &shipped), (&new_base, &rebased)).expect("interdiff"),
-            0
-        );
-        // A rebase whose result differs: one more changed line in the same file.
-        let mut more = moved.clone();
-        more[29] = "line thirty".into();
-        more[35] = "line thirty-six, new".into();
-        write("a.txt", &(more.join("\n") + "\n"));
-        git(root, &["commit", "-qam", "more"]);
-        let grown = git(root, &["rev-parse", "HEAD"]);
-        let n = interdiff_lines(root, (&base, &shipped), (&new_base, &grown)).expect("interdiff");
-        assert!((1..=10).contains(&n), "{n} lines differ");
     }
 }

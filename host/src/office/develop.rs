@@ -76,13 +76,6 @@ fn allowed(hall: &Hall) -> Vec<String> {
         .collect()
 }
 
-/// How far the change at `new` (on `new_base`) is from the change shipped at `old` (on
-/// `old_base`): the lines that differ between the two diffs, file by file with their
-/// context. Zero means the rebase left the change as it was.
-pub fn difference(wt: &std::path::Path, old: (&str, &str), new: (&str, &str)) -> Result<usize> {
-    Ok(git::interdiff_lines(wt, old, new)?)
-}
-
 /// One dev run for an item in development with a follow-through due.
 pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let follow = item
@@ -109,10 +102,13 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     } else {
         base.clone()
     };
+    // What the run is judged against is fixed here, as a commit: nothing the run does
+    // to a ref afterwards can move the base the carry compares with.
+    let base_sha = git::rev_parse(&wt, &onto)?;
     // A rebase git finishes on its own needs no model: only a real conflict does.
     if follow.kind == FollowKind::Conflict
         && !git::dirty_paths(&wt).is_ok_and(|d| !d.is_empty())
-        && git::rebase(&wt, &onto)?
+        && git::rebase(&wt, base_sha.as_str())?
     {
         let head = git::head(&wt)?;
         if item.shipped.as_ref() == Some(&head) {
@@ -123,7 +119,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                 after: applied.after,
             });
         }
-        if let Some(step) = carry(hall, ctx, id, item, (&onto, &head), &[])? {
+        if let Some(step) = carry(hall, ctx, id, item, (base_sha.as_str(), &head), &[])? {
             return Ok(step);
         }
         let applied = hall.change(ctx, id).apply(Action::Ready {
@@ -186,7 +182,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     let moved = head.clone().filter(|h| head_before.as_ref() != Some(h));
     let on_base = head
         .as_ref()
-        .is_some_and(|h| git::is_ancestor(&wt, &onto, h.as_str()));
+        .is_some_and(|h| git::is_ancestor(&wt, base_sha.as_str(), h.as_str()));
     let unfinished = if rebasing {
         Some("left a rebase half-done".to_string())
     } else if !dirty.is_empty() {
@@ -217,7 +213,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     }
     let head = moved.unwrap_or_default();
     if follow.kind == FollowKind::Conflict
-        && let Some(step) = carry(hall, ctx, id, item, (&onto, &head), &usage)?
+        && let Some(step) = carry(hall, ctx, id, item, (base_sha.as_str(), &head), &usage)?
     {
         return Ok(step);
     }
@@ -257,7 +253,7 @@ fn carry(
     let Ok(old_base) = git::merge_base(&wt, onto, shipped.as_str()) else {
         return Ok(None);
     };
-    let lines = difference(
+    let lines = git::interdiff_lines(
         &wt,
         (old_base.as_str(), shipped.as_str()),
         (onto, head.as_str()),
@@ -281,8 +277,9 @@ fn carry(
     hallmark::ensure_note(hall, id, &applied.after)?;
     Ok(Some(Step {
         did: format!(
-            "the dev run rebased {} onto {onto} with the change as shipped at {}; its approval carries",
+            "the dev run rebased {} onto {} with the change as shipped at {}; its approval carries",
             head.short(),
+            crate::item::sha::short(onto),
             shipped.short()
         ),
         after: applied.after,
