@@ -96,7 +96,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         );
         return super::held(hall, ctx, id, follow.kind.hold(), why);
     }
-    let base = hall.config.base.clone();
+    // A stacked item follows the branch it is stacked on (ADR 0029).
+    let base = item.base.clone();
     let onto = if git::has_remote(&wt, "origin") && git::fetch(&wt, "origin", &base).is_ok() {
         format!("origin/{base}")
     } else {

@@ -131,13 +131,22 @@ pub fn prompt(
     tip: Option<&BaseTip>,
 ) -> Result<String> {
     let sha = item.sha.clone().unwrap_or_default();
-    let base = &hall.config.base;
+    // The change is measured against the item's own base (a stacked item's is another
+    // branch); the rules always come from the configured base's tip.
+    let base = &item.base;
+    let stacked = *base != hall.config.base;
     let mut p = format!(
         "Review {id} round {}: commit {} against {base}.\n\nTitle: {}\n",
         item.round,
         sha.short(),
         item.title
     );
+    if stacked {
+        p.push_str(&format!(
+            "It is stacked on {base}, another branch with its own PR, not on {}: review only what it adds to {base}.\n",
+            hall.config.base
+        ));
+    }
     if let Some(s) = &item.summary {
         p.push_str(&format!("The developer's summary: {s}\n"));
     }
@@ -159,7 +168,8 @@ pub fn prompt(
     let rules = tip.map(|t| base_rules(hall, t)).unwrap_or_default();
     if let (Some(tip), false) = (tip, rules.is_empty()) {
         p.push_str(&format!(
-            "\n# The repository's rules (from {base} at {})\n",
+            "\n# The repository's rules (from {} at {})\n",
+            hall.config.base,
             crate::item::sha::short(&tip.sha)
         ));
         for (path, text) in rules {
@@ -193,7 +203,12 @@ pub fn prompt(
             git::diff(dir, &prev.sha, &sha)?
         }
         _ => {
-            let base_rev = tip.map(|t| t.sha.clone()).unwrap_or_else(|| base.clone());
+            let base_rev = if stacked {
+                crate::hall::rules::item_base_tip(hall, item).map(|t| t.sha)
+            } else {
+                tip.map(|t| t.sha.clone())
+            }
+            .unwrap_or_else(|| base.clone());
             let mb = git::merge_base(dir, &base_rev, &sha)
                 .map(Sha::into_string)
                 .unwrap_or(base_rev.clone());

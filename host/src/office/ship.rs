@@ -210,7 +210,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     if let Err(why) = hallmark::verify_commit(&wt, &sha, &trust, Some(&hall.journal)) {
         return hold(hall, ctx, id, not_shippable(hall, &why));
     }
-    let base = latest_base(&wt, &hall.config.base);
+    // A stacked item is rebased onto, and its PR opened against, its own base.
+    let base = latest_base(&wt, &item.base);
     if let Some(step) = already_merged(hall, ctx, id, item, (&wt, &base, &sha))? {
         return Ok(step);
     }
@@ -277,7 +278,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         ("repo", repo.as_str()),
         ("id", id_s.as_str()),
         ("branch", item.branch.as_str()),
-        ("base", hall.config.base.as_str()),
+        ("base", item.base.as_str()),
         ("slug", slug.as_str()),
         ("title", item.title.as_str()),
         ("body_file", body_s.as_str()),

@@ -203,6 +203,16 @@ impl GitHub {
             .unwrap_or_else(|e| panic!("merge: {e}"));
     }
 
+    /// Merges PR `n` and deletes its head branch: the PRs stacked on that branch are
+    /// retargeted onto its base, as GitHub does.
+    pub fn merge_and_delete_branch(&self, n: u64) {
+        self.with(|w| {
+            w.merge(n, "MERGE", None)
+                .and_then(|()| w.delete_head_branch(n))
+        })
+        .unwrap_or_else(|e| panic!("merge_and_delete_branch: {e}"));
+    }
+
     /// Closes PR `n` without merging.
     pub fn close_pr(&self, n: u64) {
         self.with(|w| w.set_pr_state(n, PrState::Closed))
