@@ -166,6 +166,9 @@ fn a_follow_up_is_refused_while_an_item_works_on_the_pr_and_for_a_pr_that_does_n
 /// outside Hallmark; the child adopted. Returns the loop on the child.
 fn stacked() -> Loop {
     let sb = Sandbox::initialized();
+    // Signers on main, so hallmarks verify in any clone (`hall verify`).
+    let v = sb.hall(&sb.repo, &["init", "--signers"]).ok();
+    assert!(v["signers"].is_string(), "{v}");
     sb.stand_ins(Path::new(env!("CARGO_BIN_EXE_fake-claude")));
     {
         let github = sb.github();
@@ -254,6 +257,21 @@ fn a_stacked_pr_is_reviewed_against_its_own_base_updated_in_place_and_restacked_
     assert_eq!(github.pr(2).unwrap().base, "feature/parent");
     assert_eq!(l.status()["item"]["state"], "closed");
 
+    // The hallmark vouches for what the child adds to the parent's branch: pointed at
+    // main before the parent merged, it doesn't verify there, since main lacks the
+    // parent's unreviewed-with-it work.
+    let verify = |l: &Loop| l.sb.hall(&l.sb.repo, &["verify", "--pr", "2"]);
+    let v = verify(&l).ok();
+    assert_eq!(v["sha"], head.as_str());
+    assert!(
+        v["base"].is_string(),
+        "a version 3 hallmark names its base: {v}"
+    );
+    github.retarget(2, "main");
+    let e = verify(&l).err("NOT_HALLMARKED", 5);
+    assert_eq!(e["error"]["check"], "base_not_in", "{e}");
+    github.retarget(2, "feature/parent");
+
     // The parent merges and its branch goes: GitHub retargets the child onto main,
     // and the watch moves the item's base with it.
     github.merge_and_delete_branch(1);
@@ -266,6 +284,9 @@ fn a_stacked_pr_is_reviewed_against_its_own_base_updated_in_place_and_restacked_
     assert_eq!(l.status()["item"]["base"], "main");
     watch(&l);
     assert_eq!(l.events_of(&l.id, "restacked").len(), 1, "said once");
+    // With the parent merged into main, the child's hallmark verifies against main.
+    l.sb.git(&l.sb.repo, &["fetch", "-q", "origin"]);
+    assert_eq!(verify(&l).ok()["sha"], head.as_str());
 }
 
 #[test]

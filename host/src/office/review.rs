@@ -203,12 +203,7 @@ pub fn prompt(
             git::diff(dir, &prev.sha, &sha)?
         }
         _ => {
-            let base_rev = if stacked {
-                crate::hall::rules::item_base_tip(hall, item).map(|t| t.sha)
-            } else {
-                tip.map(|t| t.sha.clone())
-            }
-            .unwrap_or_else(|| base.clone());
+            let base_rev = base_rev(hall, item, tip);
             let mb = git::merge_base(dir, &base_rev, &sha)
                 .map(Sha::into_string)
                 .unwrap_or(base_rev.clone());
@@ -242,6 +237,17 @@ pub fn prompt(
     p.push_str(&clip(diff, room));
     p.push_str("\n```\n");
     Ok(p)
+}
+
+/// What the whole change is measured from: the configured base's tip read for the step,
+/// or a stacked item's own base (ADR 0029); the branch name when neither resolves.
+fn base_rev(hall: &Hall, item: &Item, tip: Option<&BaseTip>) -> String {
+    if item.base != hall.config.base {
+        crate::hall::rules::item_base_tip(hall, item).map(|t| t.sha)
+    } else {
+        tip.map(|t| t.sha.clone())
+    }
+    .unwrap_or_else(|| item.base.clone())
 }
 
 /// The largest difference a rebase review reads on its own (ADR 0049); a larger one
@@ -366,23 +372,28 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         .change(ctx, id)
         .recording(usage)
         .grounded_on([used])
-        .signed_by(&signer)
-        .apply_with(|now| {
-            // Pulled back (or already decided) while the reviewer ran: keep the usage only.
-            if now.state != State::Review || now.sha.as_ref() != Some(&sha) {
-                return None;
-            }
-            Some(Action::Verdict {
-                sha: sha.clone(),
-                approved: checked.approved,
-                findings: findings.clone(),
-                model: model.clone(),
-                summary: Some(checked.summary.clone()),
-                by: None,
-                max_rejects,
-                seal: None,
-            })
-        })?;
+        .signed_by(&signer);
+    // The approval covers the change from where the reviewer's diff started.
+    let applied = match git::merge_base(&dir, &base_rev(hall, item, tip.as_ref()), sha.as_str()) {
+        Ok(fork) => applied.measured_from(fork),
+        Err(_) => applied,
+    };
+    let applied = applied.apply_with(|now| {
+        // Pulled back (or already decided) while the reviewer ran: keep the usage only.
+        if now.state != State::Review || now.sha.as_ref() != Some(&sha) {
+            return None;
+        }
+        Some(Action::Verdict {
+            sha: sha.clone(),
+            approved: checked.approved,
+            findings: findings.clone(),
+            model: model.clone(),
+            summary: Some(checked.summary.clone()),
+            by: None,
+            max_rejects,
+            seal: None,
+        })
+    })?;
     if applied.after.hallmark.as_ref() == Some(&sha) {
         hallmark::ensure_note(hall, id, &applied.after)?;
     }

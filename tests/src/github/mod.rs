@@ -213,6 +213,15 @@ impl GitHub {
         .unwrap_or_else(|e| panic!("merge_and_delete_branch: {e}"));
     }
 
+    /// Points open PR `n` at another base, as `gh pr edit --base` does.
+    pub fn retarget(&self, n: u64, base: &str) {
+        self.with(|w| {
+            if let Some(pr) = w.prs.get_mut(&n) {
+                pr.base = base.to_string();
+            }
+        });
+    }
+
     /// Closes PR `n` without merging.
     pub fn close_pr(&self, n: u64) {
         self.with(|w| w.set_pr_state(n, PrState::Closed))

@@ -118,6 +118,10 @@ pub struct Seal {
     pub key: String,
     /// The armored signature (`-----BEGIN SSH SIGNATURE-----`…).
     pub sig: String,
+    /// The commit the approved change was measured from (a version 3 hallmark): the
+    /// approval covers what the commit adds to it, and nothing before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// Tokens and cost of one model call or run.

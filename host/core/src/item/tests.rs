@@ -74,6 +74,7 @@ fn seal() -> Seal {
         signer: "ada@example.com".into(),
         key: "SHA256:k".into(),
         sig: "-----BEGIN SSH SIGNATURE-----".into(),
+        base: None,
     }
 }
 
