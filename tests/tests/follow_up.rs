@@ -47,7 +47,7 @@ fn held_ci_failed() -> Loop {
 }
 
 #[test]
-fn a_ci_failed_hold_is_followed_up_by_an_item_that_takes_the_pr_over_to_its_merge() {
+fn a_ci_failed_hold_is_followed_up_from_the_base_and_clears_when_a_re_run_passes() {
     let l = held_ci_failed();
     let github = l.sb.github();
     let next = l.status()["item"]["hold"]["next"].to_string();
@@ -57,51 +57,58 @@ fn a_ci_failed_hold_is_followed_up_by_an_item_that_takes_the_pr_over_to_its_merg
     let v = l.sb.hall(&l.sb.repo, &["new", "--follow-up", "1"]).ok();
     let id = v["item"].as_str().unwrap().to_string();
     assert_ne!(id, l.id);
-    assert_eq!(v["branch"], old_branch.as_str(), "{v}");
-    assert_eq!(
-        Path::new(v["worktree"].as_str().unwrap())
-            .canonicalize()
-            .unwrap(),
-        l.wt.canonicalize().unwrap(),
-        "the PR's worktree is the follow-up's"
+    assert_eq!(v["base"], "main", "{v}");
+    assert_ne!(v["branch"], old_branch.as_str(), "a branch of its own: {v}");
+    let wt = PathBuf::from(v["worktree"].as_str().unwrap());
+    assert!(wt.is_dir() && wt != l.wt);
+    let created = &l.events_of(&id, "created")[0];
+    assert_eq!(created["source"], "follow_up");
+    assert!(
+        created["pr"].is_null(),
+        "a PR of its own when it ships: {created}"
     );
-    // The held item made way for it; the follow-up carries the PR and its feedback.
-    assert_eq!(status_of(&l, &l.id)["item"]["state"], "dropped");
-    let created = l.events_of(&id, "created");
-    assert_eq!(created[0]["source"], "follow_up");
-    assert_eq!(created[0]["pr"], github.pr_url(1));
-    let request = created[0]["request"].as_str().unwrap();
+    let request = created["request"].as_str().unwrap();
     assert!(
         request.contains("PR #1") && request.contains("CI fails") && request.contains("test"),
         "{request}"
     );
-    assert_eq!(l.events_of(&id, "follow_up_of")[0]["pr"], github.pr_url(1));
+    let link = &l.events_of(&id, "follow_up_of")[0];
+    assert_eq!(link["pr"], github.pr_url(1));
+    assert_eq!(
+        link["earlier"],
+        l.id.as_str(),
+        "linked to the item that shipped the PR"
+    );
+    // The earlier item is left as it was: still held.
+    assert_eq!(l.status()["item"]["hold"]["kind"], "ci_failed");
 
-    // A person fixes it in the same worktree; the loop updates the same PR.
+    // The follow-up's work goes through the loop onto a PR of its own.
+    // (Cut from main, which lacks PR #1's change: the repository's check wants it too.)
+    l.sb.commit(&wt, "lib.txt", "attempts <= 3\n", "Inclusive here too");
     l.sb.commit(
-        &l.wt,
+        &wt,
         "ci.txt",
         "fixed for real\n",
-        "Fix the CI job for real",
+        "Fix what broke the CI job",
     );
-    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.sb.hall(&wt, &["ready"]).ok();
     watch(&l);
-    let head = l.sb.git(&l.wt, &["rev-parse", "HEAD"]);
-    assert_eq!(github.prs().len(), 1, "no second PR");
-    assert_eq!(
-        github.pr(1).unwrap().head_oid,
-        head,
-        "the update pushed HEAD"
-    );
-    assert_eq!(status_of(&l, &id)["item"]["state"], "closed");
+    let status = status_of(&l, &id);
+    assert_eq!(status["item"]["state"], "closed", "{status}");
+    let pr = status["item"]["pr"].as_str().unwrap().to_string();
+    assert_ne!(pr, github.pr_url(1), "its own PR");
 
-    // It merges: the follow-up is delivered; the dropped item is left as it was.
+    // With the cause fixed, a re-run of PR #1's checks passes at the same head: the
+    // ci_failed hold clears and the earlier item is closed again, with no model run.
+    let head = github.pr(1).unwrap().head_oid;
+    let runs = l.claude_calls().len();
     github.ci(&head).set("test", CheckState::Success);
-    github.merge(1);
     watch(&l);
-    assert_eq!(status_of(&l, &id)["item"]["delivered"]["merged"], true);
-    assert!(l.events_of(&l.id, "delivered").is_empty());
-    assert!(!l.wt.exists(), "swept once the follow-up is delivered");
+    let status = l.status();
+    assert_eq!(status["item"]["state"], "closed", "{status}");
+    assert!(status["item"]["hold"].is_null(), "{status}");
+    assert_eq!(l.events_of(&l.id, "restored").len(), 1);
+    assert_eq!(l.claude_calls().len(), runs, "no model run");
 }
 
 #[test]
@@ -138,28 +145,20 @@ fn a_follow_up_of_a_merged_pr_is_a_new_branch_from_its_base_with_the_comments_in
 }
 
 #[test]
-fn a_follow_up_is_refused_while_an_item_works_on_the_pr_and_for_a_pr_that_does_not_exist() {
+fn a_follow_up_of_a_pr_that_does_not_exist_is_a_clear_error_and_makes_nothing() {
     let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
     l.daemon();
-    // Reopened while its PR is open, and in the loop again (frozen for checks).
-    let reopened = l.hall(&l.wt, &["adopt"]).ok();
-    assert_eq!(reopened["outcome"], "reopened", "{reopened}");
-    l.sb.commit(&l.wt, "log.txt", "logged\n", "Log the cap");
-    l.sb.hall(&l.wt, &["ready"]).ok();
-    let refused = l.sb.hall(&l.sb.repo, &["new", "--follow-up", "1"]);
-    let e = refused.err("WRONG_STATE", 4);
-    assert!(
-        e["error"]["next"].to_string().contains("hall pull-back"),
-        "{e}"
-    );
-    assert_eq!(l.status()["item"]["state"], "checks", "nothing dropped");
-
     let missing = l.sb.hall(&l.sb.repo, &["new", "--follow-up", "99"]);
     assert_ne!(missing.code, 0);
     let v = missing.json();
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains("--follow-up 99"), "{message}");
-    assert!(v["error"]["next"].as_array().is_some_and(|n| !n.is_empty()));
+    assert!(v["error"]["next"].to_string().contains("gh pr list"), "{v}");
+    let all = l.sb.hall(&l.sb.repo, &["status", "--all"]).ok();
+    assert_eq!(all["items"].as_array().map(Vec::len), Some(1), "{all}");
+    // An issue and a PR at once is a usage error.
+    l.sb.hall(&l.sb.repo, &["new", "--follow-up", "1", "--issue", "1"])
+        .err("USAGE", 2);
 }
 
 /// A parent PR onto main and a child PR stacked on the parent's branch, both opened

@@ -184,7 +184,7 @@ fn stack_base(hall: &Hall, branch: &str, base: &str) -> Result<()> {
 }
 
 /// Fetches a PR's branch and gives it a worktree next to the main checkout.
-pub(super) fn checkout_pr(hall: &Hall, head: &str) -> Result<String> {
+fn checkout_pr(hall: &Hall, head: &str) -> Result<String> {
     if let Some(w) = git::worktrees(&hall.repo.main_root)?
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(head))

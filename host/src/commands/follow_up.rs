@@ -2,21 +2,19 @@
 //! failing checks, a reviewer's request for changes, the review comments nobody has
 //! answered), written into the item's request.
 //!
-//! Where the item works depends on the PR (decision 0011):
-//! - **Open:** the item takes the PR over. It works on the PR's head branch and ships
-//!   with `update` onto the same PR. An item still in development on that branch (one
-//!   the Delivery office held with `ci_failed`, say) is dropped for it, with its
-//!   worktree kept for the new item; an item in the loop is refused, since it is
-//!   working on the PR right now.
-//! - **Merged or closed:** a new branch from the PR's base, and a new PR when it ships.
+//! The item is new work on a new branch cut from the PR's base (the configured base when
+//! that branch is gone), and a new PR when it ships; its journal links the PR and the
+//! item that shipped it (decision 0011). The earlier item is left as it is: a
+//! `ci_failed` hold on it clears by itself once a re-run of its PR's checks passes,
+//! which is what a follow-up that fixes the cause brings about.
 
 use super::new::{Fresh, create, finish};
 use super::{Ctx, Hall, Reply};
 use crate::cli::NewArgs;
-use crate::error::{Code, HallError, Result};
+use crate::error::{HallError, Result};
 use crate::gh;
 use crate::git;
-use crate::item::{Action, EventKind, ItemId, Source, State};
+use crate::item::{EventKind, ItemId, Source};
 
 pub fn run(ctx: &Ctx, args: &NewArgs, pr: &str) -> Result<Reply> {
     ctx.refuse_fixer("new --follow-up")?;
@@ -48,25 +46,25 @@ pub fn run(ctx: &Ctx, args: &NewArgs, pr: &str) -> Result<Reply> {
         Some(t) if !t.is_empty() => t.to_string(),
         _ => clip_title(&format!("Follow-up to #{}: {}", pr.number, pr.title)),
     };
-    let link = EventKind::FollowUpOf { pr: pr.url.clone() };
-    let made = if pr.is_open() {
-        take_over(ctx, &hall, &pr, &title, &request, link)?
-    } else {
-        let base = if pr.base_ref_name.is_empty() || !branch_known(&hall, &pr.base_ref_name) {
-            hall.config.base.clone()
-        } else {
-            pr.base_ref_name.clone()
-        };
-        let fresh = Fresh {
-            title: &title,
-            request: Some(&request),
-            branch: args.branch.as_deref(),
-            base: &base,
-            source: Source::FollowUp,
-            issue: None,
-        };
-        create(ctx, &hall, &fresh, vec![link])?
+    let earlier = shipped_by(&hall, &pr.url)?;
+    let link = EventKind::FollowUpOf {
+        pr: pr.url.clone(),
+        earlier,
     };
+    let base = if pr.base_ref_name.is_empty() || !branch_known(&hall, &pr.base_ref_name) {
+        hall.config.base.clone()
+    } else {
+        pr.base_ref_name.clone()
+    };
+    let fresh = Fresh {
+        title: &title,
+        request: Some(&request),
+        branch: args.branch.as_deref(),
+        base: &base,
+        source: Source::FollowUp,
+        issue: None,
+    };
+    let made = create(ctx, &hall, &fresh, vec![link])?;
     finish(&hall, args, made, Some(&request))
 }
 
@@ -155,67 +153,13 @@ fn branch_known(hall: &Hall, branch: &str) -> bool {
     here(root) || (git::fetch(root, "origin", branch).is_ok() && here(root))
 }
 
-/// The follow-up item of an open PR: on its head branch, updating it.
-fn take_over(
-    ctx: &Ctx,
-    hall: &Hall,
-    pr: &gh::PullRequest,
-    title: &str,
-    request: &str,
-    link: EventKind,
-) -> Result<(ItemId, crate::item::Item)> {
-    let head = &pr.head_ref_name;
-    let index = hall.index()?;
-    let holder = index
+/// The newest item that shipped the PR at `url`, if Hallmark shipped it.
+fn shipped_by(hall: &Hall, url: &str) -> Result<Option<ItemId>> {
+    Ok(hall
+        .index()?
         .items(true)?
         .into_iter()
-        .filter(|r| r.branch == *head && r.state != State::Dropped)
-        .max_by_key(|r| r.id.0);
-    if let Some(row) = holder {
-        match row.state {
-            State::Development => {
-                // Dropped first: a crash before the new item is written leaves the PR
-                // with no live item, and the same command again finishes the job.
-                hall.change(ctx, row.id).apply(Action::Drop {
-                    reason: format!("PR #{}'s feedback goes to a follow-up item", pr.number),
-                })?;
-            }
-            State::Closed => {}
-            state => {
-                return Err(HallError::new(
-                    Code::WrongState,
-                    format!(
-                        "{} is working on PR #{} right now ({state}); a follow-up would race it",
-                        row.id, pr.number
-                    ),
-                )
-                .hint(format!("hall status {}", row.id))
-                .hint(format!("hall pull-back {}", row.id)));
-            }
-        }
-    }
-    let worktree = super::adopt::checkout_pr(hall, head)?;
-    let base = if pr.base_ref_name.is_empty() {
-        hall.config.base.clone()
-    } else {
-        pr.base_ref_name.clone()
-    };
-    hall.journal.create_item(|id| -> Result<_> {
-        Ok(vec![
-            ctx.event(
-                Some(id),
-                EventKind::Created {
-                    title: title.to_string(),
-                    request: Some(request.to_string()),
-                    branch: head.clone(),
-                    base: base.clone(),
-                    worktree: Some(worktree.clone()),
-                    source: Source::FollowUp,
-                    issue: None,
-                    pr: Some(pr.url.clone()).filter(|u| !u.is_empty()),
-                },
-            ),
-            ctx.event(Some(id), link.clone()),
-        ])
-    })
+        .filter(|r| r.pr.as_deref() == Some(url))
+        .map(|r| r.id)
+        .max_by_key(|id| id.0))
 }

@@ -87,22 +87,11 @@ struct Followed {
 fn watched(hall: &Hall) -> Result<Vec<Followed>> {
     let index = hall.index()?;
     let rows = index.items(true)?;
-    // A PR a follow-up item took over is the newest item's to follow, not the old one's.
-    let mut newest: BTreeMap<&str, ItemId> = BTreeMap::new();
-    for row in rows.iter().filter(|r| r.state != State::Dropped) {
-        if let Some(pr) = row.pr.as_deref() {
-            let n = newest.entry(pr).or_insert(row.id);
-            *n = (*n).max(row.id);
-        }
-    }
     let mut out = Vec::new();
     for row in &rows {
         let (State::Closed | State::Development, Some(pr)) = (row.state, row.pr.as_deref()) else {
             continue;
         };
-        if newest.get(pr) != Some(&row.id) {
-            continue;
-        }
         let Some(number) = pr_number(pr) else {
             continue;
         };
@@ -111,9 +100,16 @@ fn watched(hall: &Hall) -> Result<Vec<Followed>> {
         };
         let follow = match row.state {
             State::Closed => item.delivered.is_none(),
-            // Reopened for red CI and waiting on the re-run; once a dev run is due,
-            // the loop has the item.
-            _ => item.ci_reopened_at.is_some() && item.hold.is_none() && item.follow.is_none(),
+            // Reopened for red CI and waiting on the re-run (or held `ci_failed`, which
+            // a passing re-run clears); once a dev run is due, the loop has the item.
+            _ => {
+                item.ci_reopened_at.is_some()
+                    && item.follow.is_none()
+                    && item
+                        .hold
+                        .as_ref()
+                        .is_none_or(|h| h.kind == HoldKind::CiFailed)
+            }
         };
         if follow {
             out.push(Followed {
@@ -551,6 +547,8 @@ fn after_ci_reopen(
             Action::Restore,
             format!("{id} restored: PR #{number}'s CI passed on a re-run with nothing moved"),
         ),
+        // Held already: only a pass changes anything.
+        gh::Ci::Red { .. } if hall.item(id)?.hold.is_some() => return Ok(None),
         gh::Ci::Red { failed, .. } => {
             let reason = format!(
                 "PR #{number}'s CI still fails at {} after a re-run of its failed jobs: {}",

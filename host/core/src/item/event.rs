@@ -306,8 +306,13 @@ pub enum EventKind {
     Restored {},
     /// The Delivery office asked for a rebase onto `base`.
     RebaseRequested { base: String },
-    /// The item follows up on the feedback of PR `pr` (its URL), written with `created`.
-    FollowUpOf { pr: String },
+    /// The item follows up on the feedback of PR `pr` (its URL), shipped by item
+    /// `earlier` when Hallmark shipped it; written with `created`.
+    FollowUpOf {
+        pr: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        earlier: Option<ItemId>,
+    },
     /// The PR now targets another base (GitHub retargets a PR stacked on a branch that
     /// merged, ADR 0029): the item's change is measured against `to` from here on.
     Restacked { from: String, to: String },

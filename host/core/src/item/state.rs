@@ -383,6 +383,8 @@ impl Item {
             EventKind::Restored {} => {
                 self.ci_reopened_at = None;
                 self.follow = None;
+                // A `ci_failed` hold clears when the PR's checks pass on a re-run.
+                self.hold = None;
                 self.enter(State::Closed, t);
             }
             EventKind::Rebased { sha, carried, .. } => {
@@ -393,7 +395,7 @@ impl Item {
             EventKind::RunFailed { .. } => self.run_failures += 1,
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
             EventKind::Restacked { to, .. } => self.base = to.clone(),
-            EventKind::FollowUpOf { pr } => self.follow_up = Some(pr.clone()),
+            EventKind::FollowUpOf { pr, .. } => self.follow_up = Some(pr.clone()),
             EventKind::ReplyDrafted { comment, body } => {
                 self.replies.retain(|r| r.comment != *comment || r.posted);
                 self.replies.push(Reply {
