@@ -409,6 +409,26 @@ impl Default for MergeSettings {
     }
 }
 
+impl MergeSettings {
+    /// The room's settings from the `[merge]` section read from the base branch.
+    pub fn from_config(merge: &crate::config::Merge) -> Self {
+        Self {
+            require_ci: merge.require_ci,
+            update: match merge.update {
+                crate::config::MergeUpdate::Files => UpdateMode::Files,
+                crate::config::MergeUpdate::Conflicts => UpdateMode::Conflicts,
+            },
+            lit: merge.lit.clone(),
+            required_checks: merge.required_checks.clone(),
+            pre_merge_check: merge.pre_merge_check,
+            hot: HotSettings {
+                window: merge.hot_window,
+                threshold: merge.hot_threshold,
+            },
+        }
+    }
+}
+
 fn default_true() -> bool {
     true
 }
