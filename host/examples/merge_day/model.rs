@@ -938,6 +938,7 @@ fn hallmark_input(sim: &Sim<'_>, pre_merge_check: bool, hot: bool, tip_wait: boo
             merge_check: pr.merge_check.map(|(v, run)| MergeCheck {
                 state: state_of(Some(run), t),
                 onto: sha(v),
+                head: format!("pr{i}-h{}", pr.head),
                 tree: Some(format!("tree-pr{i}-v{v}")),
                 skipped: None,
             }),

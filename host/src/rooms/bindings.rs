@@ -450,6 +450,7 @@ mod merger_0_4 {
                 merge_check: p.merge_check.as_ref().map(|m| w::MergeCheck {
                     state: ci(m.state),
                     onto: m.onto.clone(),
+                    head: m.head.clone(),
                     tree: m.tree.clone(),
                     skipped: m.skipped.clone(),
                 }),

@@ -254,6 +254,8 @@ pub struct MergeCheck {
     pub state: CiState,
     /// The base tip SHA the PR was merged onto; only a result for the current tip counts.
     pub onto: String,
+    /// The PR head SHA merged; only a result for the current head counts.
+    pub head: String,
     /// The merged tree's object id, when the merge was clean.
     #[serde(default)]
     pub tree: Option<String>,

@@ -340,10 +340,17 @@ fn moved(mut p: PrFacts, files: &[&str]) -> PrFacts {
     p
 }
 
-fn merge_check(state: CiState, onto: &str, skipped: Option<&str>) -> Option<MergeCheck> {
+/// A merge check of `head` onto `onto`.
+fn merge_check(
+    head: &str,
+    state: CiState,
+    onto: &str,
+    skipped: Option<&str>,
+) -> Option<MergeCheck> {
     Some(MergeCheck {
         state,
         onto: onto.into(),
+        head: head.into(),
         tree: Some("tree1".into()),
         skipped: skipped.map(str::to_string),
     })
@@ -366,7 +373,7 @@ fn merger_room_guards_the_merged_result() {
     type Row = (u32, Action, &'static str, &'static [u32]);
     let green = |p: PrFacts| {
         with(p, |p| {
-            p.merge_check = merge_check(CiState::Green, "tip", None)
+            p.merge_check = merge_check(&p.head_sha, CiState::Green, "tip", None)
         })
     };
     let required = |i: &mut MergerInput| i.settings.required_checks = vec!["test".into()];
@@ -509,14 +516,23 @@ fn merger_room_guards_the_merged_result() {
         (
             "a merge check running on this tip is waited for",
             queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                p.merge_check = merge_check(CiState::Pending, "tip", None)
+                p.merge_check = merge_check(&p.head_sha, CiState::Pending, "tip", None)
             })]),
             vec![(1, Wait, "merge_check_pending", &[])],
         ),
         (
             "a green merge check on an older tip counts for nothing",
             queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                p.merge_check = merge_check(CiState::Green, "old-tip", None)
+                p.merge_check = merge_check(&p.head_sha, CiState::Green, "old-tip", None)
+            })]),
+            vec![(1, Wait, "merge_check_missing", &[])],
+        ),
+        (
+            "a green merge check of an older head counts for nothing",
+            queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                p.merge_check = merge_check(&p.head_sha, CiState::Green, "tip", None);
+                p.head_sha = "sha1-new".into();
+                p.hallmark_sha = Some("sha1-new".into());
             })]),
             vec![(1, Wait, "merge_check_missing", &[])],
         ),
@@ -524,7 +540,7 @@ fn merger_room_guards_the_merged_result() {
             "red on the merged tree rebases the PR at its turn",
             queue(vec![
                 with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                    p.merge_check = merge_check(CiState::Red, "tip", None)
+                    p.merge_check = merge_check(&p.head_sha, CiState::Red, "tip", None)
                 }),
                 pr(2, &["a.rs"]),
             ]),
@@ -537,11 +553,15 @@ fn merger_room_guards_the_merged_result() {
             "a merge check that will not run holds and claims nothing",
             queue(vec![
                 with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                    p.merge_check =
-                        merge_check(CiState::Missing, "tip", Some("no checks configured"))
+                    p.merge_check = merge_check(
+                        &p.head_sha,
+                        CiState::Missing,
+                        "tip",
+                        Some("no checks configured"),
+                    )
                 }),
                 with(moved(pr(2, &["b.rs"]), &["z.rs"]), |p| {
-                    p.merge_check = merge_check(CiState::Abandoned, "tip", None)
+                    p.merge_check = merge_check(&p.head_sha, CiState::Abandoned, "tip", None)
                 }),
                 pr(3, &["a.rs"]),
             ]),

@@ -842,6 +842,7 @@ fn a_merger_room_built_against_the_frozen_0_3_line_still_judges() {
     input.bases[0].prs[0].merge_check = Some(MergeCheck {
         state: CiState::Red,
         onto: "tip".into(),
+        head: "sha1".into(),
         tree: None,
         skipped: None,
     });

@@ -391,10 +391,9 @@ fn turn_decision(
         return claim(Action::Wait, Vec::new(), "base_red");
     }
     if settings.pre_merge_check && moved {
-        let current = pr
-            .merge_check
-            .as_ref()
-            .filter(|m| !queue.tip_sha.is_empty() && m.onto == queue.tip_sha);
+        let current = pr.merge_check.as_ref().filter(|m| {
+            !queue.tip_sha.is_empty() && m.onto == queue.tip_sha && m.head == pr.head_sha
+        });
         let state = current.map_or(CiState::Missing, |m| m.state);
         let skipped = current.and_then(|m| m.skipped.as_deref());
         let in_line = |action: Action, waits_for: Vec<u32>, reason: &str| Turn {
