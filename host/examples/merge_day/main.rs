@@ -44,7 +44,11 @@ fn main() {
     );
     print!("{}", table(&reports));
     println!();
-    eprintln!("ran in {:.1} s", started.elapsed().as_secs_f64());
+    let calls: u64 = reports.iter().map(|r| r.room_calls).sum();
+    eprintln!(
+        "ran in {:.1} s; {calls} calls to the merger room",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 const STRATEGIES: [Strategy; 8] = [
