@@ -249,6 +249,8 @@ fn big_queue(prs: u32, files: u32) -> MergerInput {
                     1 => CiState::Red,
                     _ => CiState::Green,
                 },
+                checks: Vec::new(),
+                merge_check: None,
                 changes_requested: next(50) == 0,
                 review_requests: Vec::new(),
                 body: if number > 1 && next(10) == 0 {
@@ -272,10 +274,13 @@ fn big_queue(prs: u32, files: u32) -> MergerInput {
             require_ci: true,
             update: UpdateMode::Files,
             lit: vec![".github/".into()],
+            ..MergeSettings::default()
         },
         bases: vec![BaseQueue {
             base: "main".into(),
+            tip_sha: "tip".into(),
             tip_ci: CiState::Green,
+            recent: Vec::new(),
             merge_in_flight: None,
             prs: queue,
         }],

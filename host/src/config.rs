@@ -166,6 +166,17 @@ pub struct Merge {
     /// Paths a person merges.
     pub lit: Vec<String>,
     pub update: MergeUpdate,
+    /// Check names that must be reported at a PR's head for its CI to count as
+    /// green; a green check that ran no tests never counts.
+    pub required_checks: Vec<String>,
+    /// A PR whose base moved since its merge base merges only once the checks
+    /// passed on it merged onto the base tip (`git merge-tree --write-tree`).
+    pub pre_merge_check: bool,
+    /// How many of the base's latest commits count towards hot paths (0: off).
+    pub hot_window: u32,
+    /// A path changed in at least this many of them is hot: a PR touching it is
+    /// checked with the base tip in before it merges, whatever `update` says (0: off).
+    pub hot_threshold: u32,
 }
 
 /// The Delivery office: following shipped PRs until they merge.
@@ -324,6 +335,10 @@ impl Default for Merge {
             require_ci: true,
             lit: Vec::new(),
             update: MergeUpdate::Files,
+            required_checks: Vec::new(),
+            pre_merge_check: true,
+            hot_window: 50,
+            hot_threshold: 5,
         }
     }
 }
@@ -574,6 +589,22 @@ mod tests {
     #[test]
     fn an_empty_file_is_every_default() {
         assert_eq!(parse("").expect("parses"), Config::default());
+    }
+
+    #[test]
+    fn the_merged_result_keys_have_defaults_and_parse() {
+        let d = Merge::default();
+        assert!(d.required_checks.is_empty());
+        assert!(d.pre_merge_check);
+        assert_eq!((d.hot_window, d.hot_threshold), (50, 5));
+        let c = parse(
+            "[merge]\nrequired_checks = [\"test\", \"lint\"]\npre_merge_check = false\nhot_window = 20\nhot_threshold = 3\n",
+        )
+        .expect("parses");
+        assert_eq!(c.merge.required_checks, ["test", "lint"]);
+        assert!(!c.merge.pre_merge_check);
+        assert_eq!((c.merge.hot_window, c.merge.hot_threshold), (20, 3));
+        assert!(parse("[merge]\nhot_window = -1\n").is_err());
     }
 
     #[test]

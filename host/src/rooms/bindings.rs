@@ -2,11 +2,13 @@
 //! the conversions between their types and the plain types in `types.rs`.
 //!
 //! Kept private so that nothing outside `rooms` depends on generated code. Each
-//! line of the WIT package hall supports has a module here: `v0_3` is `wit/`,
-//! `v0_2` is `wit/frozen/0.2.0/`, `v0_1` is `wit/frozen/0.1.0/`. Their verdict,
-//! merger and condense interfaces have the same shape, so one set of conversions
-//! is stamped out for all; only check detection (`gates` in 0.1, `checks` from
-//! 0.2, with CI files, setup and left-out commands from 0.3) is converted apart.
+//! line of the WIT package hall supports has a module here: `v0_4` is `wit/`,
+//! `v0_3` is `wit/frozen/0.3.0/`, `v0_2` is `wit/frozen/0.2.0/`, `v0_1` is
+//! `wit/frozen/0.1.0/`. Their verdict and condense interfaces have the same
+//! shape, so one set of conversions is stamped out for all. Check detection
+//! (`gates` in 0.1, `checks` from 0.2, with CI files, setup and left-out commands
+//! from 0.3) and the merger's input (given the merged-result facts from 0.4) are
+//! converted apart.
 
 use super::types as plain;
 
@@ -30,13 +32,22 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.3`, the current line.
-pub(crate) mod v0_3 {
+/// `hall:rooms@0.4`, the current line.
+pub(crate) mod v0_4 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
     unchanged_worlds!("../wit");
+}
+
+/// `hall:rooms@0.3`, frozen: a merger without the merged-result facts.
+pub(crate) mod v0_3 {
+    pub(crate) mod checks {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.3.0", world: "checks-room" });
+        pub(crate) use exports::hall::rooms::checks as api;
+    }
+    unchanged_worlds!("../wit/frozen/0.3.0");
 }
 
 /// `hall:rooms@0.2`, frozen: check detection without CI files, setup or left-out.
@@ -78,7 +89,11 @@ failure_from!(
     v0_3::checks,
     v0_3::verdict,
     v0_3::merger,
-    v0_3::condense
+    v0_3::condense,
+    v0_4::checks,
+    v0_4::verdict,
+    v0_4::merger,
+    v0_4::condense
 );
 
 // ---------------------------------------------------------------- checks
@@ -91,20 +106,6 @@ fn manifests<M>(input: &plain::ChecksInput, make: impl Fn(String, String) -> M) 
         .collect()
 }
 
-impl From<&plain::ChecksInput> for v0_3::checks::api::ChecksInput {
-    fn from(i: &plain::ChecksInput) -> Self {
-        let make = |m: &plain::Manifest| v0_3::checks::api::Manifest {
-            path: m.path.clone(),
-            content: m.content.clone(),
-        };
-        Self {
-            files: i.files.clone(),
-            manifests: i.manifests.iter().map(make).collect(),
-            ci: i.ci.iter().map(make).collect(),
-        }
-    }
-}
-
 fn checks_from<C>(checks: Vec<C>, parts: impl Fn(C) -> (String, String)) -> Vec<plain::Check> {
     checks
         .into_iter()
@@ -115,24 +116,45 @@ fn checks_from<C>(checks: Vec<C>, parts: impl Fn(C) -> (String, String)) -> Vec<
         .collect()
 }
 
-impl From<v0_3::checks::api::Detection> for plain::Detection {
-    fn from(r: v0_3::checks::api::Detection) -> Self {
-        Self {
-            checks: checks_from(r.checks, |c| (c.command, c.source)),
-            setup: checks_from(r.setup, |c| (c.command, c.source)),
-            left_out: r
-                .left_out
-                .into_iter()
-                .map(|l| plain::LeftOut {
-                    command: l.command,
-                    source: l.source,
-                    reason: l.reason,
-                })
-                .collect(),
-            notes: r.notes,
+/// Check detection with CI files, setup and left-out commands (0.3 and on).
+macro_rules! checks_from_0_3 {
+    ($line:ident) => {
+        impl From<&plain::ChecksInput> for $line::checks::api::ChecksInput {
+            fn from(i: &plain::ChecksInput) -> Self {
+                let make = |m: &plain::Manifest| $line::checks::api::Manifest {
+                    path: m.path.clone(),
+                    content: m.content.clone(),
+                };
+                Self {
+                    files: i.files.clone(),
+                    manifests: i.manifests.iter().map(make).collect(),
+                    ci: i.ci.iter().map(make).collect(),
+                }
+            }
         }
-    }
+
+        impl From<$line::checks::api::Detection> for plain::Detection {
+            fn from(r: $line::checks::api::Detection) -> Self {
+                Self {
+                    checks: checks_from(r.checks, |c| (c.command, c.source)),
+                    setup: checks_from(r.setup, |c| (c.command, c.source)),
+                    left_out: r
+                        .left_out
+                        .into_iter()
+                        .map(|l| plain::LeftOut {
+                            command: l.command,
+                            source: l.source,
+                            reason: l.reason,
+                        })
+                        .collect(),
+                    notes: r.notes,
+                }
+            }
+        }
+    };
 }
+checks_from_0_3!(v0_3);
+checks_from_0_3!(v0_4);
 
 impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
     fn from(i: &plain::ChecksInput) -> Self {
@@ -182,7 +204,8 @@ impl From<v0_1::gates::api::GateReport> for plain::Detection {
     }
 }
 
-/// The conversions of the worlds whose shape both lines share.
+/// The conversions of the worlds whose shape every line shares (the merger's
+/// enums and plan too; its input is converted below).
 macro_rules! unchanged_conversions {
     ($line:ident) => {
         const _: () = {
@@ -269,59 +292,6 @@ macro_rules! unchanged_conversions {
                 }
             }
 
-            impl From<&plain::PrFacts> for merger::api::PrFacts {
-                fn from(p: &plain::PrFacts) -> Self {
-                    Self {
-                        number: p.number,
-                        head_sha: p.head_sha.clone(),
-                        hallmark_sha: p.hallmark_sha.clone(),
-                        mergeable: p.mergeable.into(),
-                        ci: p.ci.into(),
-                        changes_requested: p.changes_requested,
-                        review_requests: p.review_requests.clone(),
-                        body: p.body.clone(),
-                        stacked_on: p.stacked_on,
-                        files: p.files.clone(),
-                        base_commits: p
-                            .base_commits
-                            .iter()
-                            .map(|c| merger::api::BaseCommit {
-                                sha: c.sha.clone(),
-                                files: c.files.clone(),
-                            })
-                            .collect(),
-                        rebasing: p.rebasing,
-                        lit_cleared: p.lit_cleared,
-                    }
-                }
-            }
-
-            impl From<&plain::MergerInput> for merger::api::MergerInput {
-                fn from(i: &plain::MergerInput) -> Self {
-                    Self {
-                        settings: merger::api::MergeSettings {
-                            require_ci: i.settings.require_ci,
-                            update: match i.settings.update {
-                                plain::UpdateMode::Files => merger::api::UpdateMode::Files,
-                                plain::UpdateMode::Conflicts => merger::api::UpdateMode::Conflicts,
-                            },
-                            lit: i.settings.lit.clone(),
-                        },
-                        bases: i
-                            .bases
-                            .iter()
-                            .map(|b| merger::api::BaseQueue {
-                                base: b.base.clone(),
-                                tip_ci: b.tip_ci.into(),
-                                merge_in_flight: b.merge_in_flight,
-                                prs: b.prs.iter().map(Into::into).collect(),
-                            })
-                            .collect(),
-                        open_prs: i.open_prs.clone(),
-                    }
-                }
-            }
-
             impl From<merger::api::MergerPlan> for plain::MergerPlan {
                 fn from(p: merger::api::MergerPlan) -> Self {
                     Self {
@@ -385,3 +355,163 @@ macro_rules! unchanged_conversions {
 unchanged_conversions!(v0_1);
 unchanged_conversions!(v0_2);
 unchanged_conversions!(v0_3);
+unchanged_conversions!(v0_4);
+
+/// The merger's input as rooms before 0.4 take it: without the merged-result
+/// facts, which such a room never reads (it judges by the older rules).
+macro_rules! merger_input_before_0_4 {
+    ($line:ident) => {
+        const _: () = {
+            use $line::merger;
+
+            impl From<&plain::PrFacts> for merger::api::PrFacts {
+                fn from(p: &plain::PrFacts) -> Self {
+                    Self {
+                        number: p.number,
+                        head_sha: p.head_sha.clone(),
+                        hallmark_sha: p.hallmark_sha.clone(),
+                        mergeable: p.mergeable.into(),
+                        ci: p.ci.into(),
+                        changes_requested: p.changes_requested,
+                        review_requests: p.review_requests.clone(),
+                        body: p.body.clone(),
+                        stacked_on: p.stacked_on,
+                        files: p.files.clone(),
+                        base_commits: p
+                            .base_commits
+                            .iter()
+                            .map(|c| merger::api::BaseCommit {
+                                sha: c.sha.clone(),
+                                files: c.files.clone(),
+                            })
+                            .collect(),
+                        rebasing: p.rebasing,
+                        lit_cleared: p.lit_cleared,
+                    }
+                }
+            }
+
+            impl From<&plain::MergerInput> for merger::api::MergerInput {
+                fn from(i: &plain::MergerInput) -> Self {
+                    Self {
+                        settings: merger::api::MergeSettings {
+                            require_ci: i.settings.require_ci,
+                            update: match i.settings.update {
+                                plain::UpdateMode::Files => merger::api::UpdateMode::Files,
+                                plain::UpdateMode::Conflicts => merger::api::UpdateMode::Conflicts,
+                            },
+                            lit: i.settings.lit.clone(),
+                        },
+                        bases: i
+                            .bases
+                            .iter()
+                            .map(|b| merger::api::BaseQueue {
+                                base: b.base.clone(),
+                                tip_ci: b.tip_ci.into(),
+                                merge_in_flight: b.merge_in_flight,
+                                prs: b.prs.iter().map(Into::into).collect(),
+                            })
+                            .collect(),
+                        open_prs: i.open_prs.clone(),
+                    }
+                }
+            }
+        };
+    };
+}
+merger_input_before_0_4!(v0_1);
+merger_input_before_0_4!(v0_2);
+merger_input_before_0_4!(v0_3);
+
+mod merger_0_4 {
+    use super::{plain, v0_4::merger::api as w};
+
+    fn ci(c: plain::CiState) -> w::CiState {
+        c.into()
+    }
+
+    impl From<&plain::PrFacts> for w::PrFacts {
+        fn from(p: &plain::PrFacts) -> Self {
+            Self {
+                number: p.number,
+                head_sha: p.head_sha.clone(),
+                hallmark_sha: p.hallmark_sha.clone(),
+                mergeable: p.mergeable.into(),
+                ci: ci(p.ci),
+                checks: p
+                    .checks
+                    .iter()
+                    .map(|c| w::CheckFact {
+                        name: c.name.clone(),
+                        state: ci(c.state),
+                        tests: c.tests,
+                    })
+                    .collect(),
+                merge_check: p.merge_check.as_ref().map(|m| w::MergeCheck {
+                    state: ci(m.state),
+                    onto: m.onto.clone(),
+                    head: m.head.clone(),
+                    tree: m.tree.clone(),
+                    skipped: m.skipped.clone(),
+                }),
+                changes_requested: p.changes_requested,
+                review_requests: p.review_requests.clone(),
+                body: p.body.clone(),
+                stacked_on: p.stacked_on,
+                files: p.files.clone(),
+                base_commits: p
+                    .base_commits
+                    .iter()
+                    .map(|c| w::BaseCommit {
+                        sha: c.sha.clone(),
+                        files: c.files.clone(),
+                    })
+                    .collect(),
+                rebasing: p.rebasing,
+                lit_cleared: p.lit_cleared,
+            }
+        }
+    }
+
+    impl From<&plain::MergerInput> for w::MergerInput {
+        fn from(i: &plain::MergerInput) -> Self {
+            let s = &i.settings;
+            Self {
+                settings: w::MergeSettings {
+                    require_ci: s.require_ci,
+                    update: match s.update {
+                        plain::UpdateMode::Files => w::UpdateMode::Files,
+                        plain::UpdateMode::Conflicts => w::UpdateMode::Conflicts,
+                    },
+                    lit: s.lit.clone(),
+                    required_checks: s.required_checks.clone(),
+                    pre_merge_check: s.pre_merge_check,
+                    hot: w::HotSettings {
+                        window: s.hot.window,
+                        threshold: s.hot.threshold,
+                    },
+                },
+                bases: i
+                    .bases
+                    .iter()
+                    .map(|b| w::BaseQueue {
+                        base: b.base.clone(),
+                        tip_sha: b.tip_sha.clone(),
+                        tip_ci: ci(b.tip_ci),
+                        recent: b
+                            .recent
+                            .iter()
+                            .map(|r| w::PathCount {
+                                path: r.path.clone(),
+                                commits: r.commits,
+                            })
+                            .collect(),
+                        merge_in_flight: b.merge_in_flight,
+                        prs: b.prs.iter().map(Into::into).collect(),
+                    })
+                    .collect(),
+                open_prs: i.open_prs.clone(),
+            }
+        }
+    }
+}

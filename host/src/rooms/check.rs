@@ -185,7 +185,8 @@ mod tests {
         assert!(supported("0.1.7"));
         assert!(supported("0.2.0"));
         assert!(supported("0.3.0"));
-        assert!(!supported("0.4.0"));
+        assert!(supported("0.4.0"));
+        assert!(!supported("0.5.0"));
         assert!(!supported("1.0.0"));
         assert!(!supported(""));
     }

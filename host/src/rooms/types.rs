@@ -233,6 +233,66 @@ pub enum UpdateMode {
     Conflicts,
 }
 
+/// One check reported at a PR's head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckFact {
+    /// The check's name as the CI reports it.
+    pub name: String,
+    /// Its state.
+    pub state: CiState,
+    /// Tests it said it ran, when known; `Some(0)` on a green check is a vacuous green.
+    #[serde(default)]
+    pub tests: Option<u64>,
+}
+
+/// The repository's checks on a PR merged onto the base tip (`git merge-tree --write-tree`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeCheck {
+    /// Their result; `Missing` when none ran.
+    pub state: CiState,
+    /// The base tip SHA the PR was merged onto; only a result for the current tip counts.
+    pub onto: String,
+    /// The PR head SHA merged; only a result for the current head counts.
+    pub head: String,
+    /// The merged tree's object id, when the merge was clean.
+    #[serde(default)]
+    pub tree: Option<String>,
+    /// Why none ran and none will; `None` when the host has not started one yet.
+    #[serde(default)]
+    pub skipped: Option<String>,
+}
+
+/// How often one path changed in the base's recent commits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathCount {
+    /// The path.
+    pub path: String,
+    /// How many of the last `hot.window` first-parent base commits changed it.
+    pub commits: u32,
+}
+
+/// Which paths count as hot (`[merge] hot_window`, `hot_threshold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HotSettings {
+    /// How many of the base's latest first-parent commits are counted; 0 turns the rule off.
+    pub window: u32,
+    /// Changed in at least this many of them makes a path hot; 0 turns the rule off.
+    pub threshold: u32,
+}
+
+impl Default for HotSettings {
+    fn default() -> Self {
+        Self {
+            window: 50,
+            threshold: 5,
+        }
+    }
+}
+
 /// A base commit since a PR's merge base.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -257,8 +317,15 @@ pub struct PrFacts {
     pub hallmark_sha: Option<String>,
     /// Whether it merges cleanly.
     pub mergeable: MergeableState,
-    /// Checks at the head.
+    /// Checks at the head, summed up.
     pub ci: CiState,
+    /// Each check at the head (rooms before 0.4 never see them).
+    #[serde(default)]
+    pub checks: Vec<CheckFact>,
+    /// The checks on this PR merged onto the base tip, if run or started
+    /// (rooms before 0.4 never see it).
+    #[serde(default)]
+    pub merge_check: Option<MergeCheck>,
     /// A request for changes stands.
     #[serde(default)]
     pub changes_requested: bool,
@@ -291,8 +358,14 @@ pub struct PrFacts {
 pub struct BaseQueue {
     /// Base branch name.
     pub base: String,
+    /// The base tip's SHA.
+    #[serde(default)]
+    pub tip_sha: String,
     /// Checks at the base tip.
     pub tip_ci: CiState,
+    /// How often each path changed lately (rooms before 0.4 never see it).
+    #[serde(default)]
+    pub recent: Vec<PathCount>,
     /// A merged PR whose delivery is not yet recorded.
     #[serde(default)]
     pub merge_in_flight: Option<u32>,
@@ -314,6 +387,15 @@ pub struct MergeSettings {
     /// Lit path patterns.
     #[serde(default)]
     pub lit: Vec<String>,
+    /// Check names that must be reported at a PR's head for green to count.
+    #[serde(default)]
+    pub required_checks: Vec<String>,
+    /// A PR whose base moved merges only with its checks green merged onto the tip.
+    #[serde(default = "default_true")]
+    pub pre_merge_check: bool,
+    /// Which paths are hot.
+    #[serde(default)]
+    pub hot: HotSettings,
 }
 
 impl Default for MergeSettings {
@@ -322,6 +404,29 @@ impl Default for MergeSettings {
             require_ci: true,
             update: UpdateMode::Files,
             lit: Vec::new(),
+            required_checks: Vec::new(),
+            pre_merge_check: true,
+            hot: HotSettings::default(),
+        }
+    }
+}
+
+impl MergeSettings {
+    /// The room's settings from the `[merge]` section read from the base branch.
+    pub fn from_config(merge: &crate::config::Merge) -> Self {
+        Self {
+            require_ci: merge.require_ci,
+            update: match merge.update {
+                crate::config::MergeUpdate::Files => UpdateMode::Files,
+                crate::config::MergeUpdate::Conflicts => UpdateMode::Conflicts,
+            },
+            lit: merge.lit.clone(),
+            required_checks: merge.required_checks.clone(),
+            pre_merge_check: merge.pre_merge_check,
+            hot: HotSettings {
+                window: merge.hot_window,
+                threshold: merge.hot_threshold,
+            },
         }
     }
 }

@@ -15,8 +15,10 @@ pub(crate) enum Line {
     V0_1,
     /// `0.2.x`, frozen in `wit/frozen/0.2.0/`.
     V0_2,
-    /// `0.3.x`, the current `wit/`.
+    /// `0.3.x`, frozen in `wit/frozen/0.3.0/`.
     V0_3,
+    /// `0.4.x`, the current `wit/`.
+    V0_4,
 }
 
 impl Line {
@@ -27,6 +29,7 @@ impl Line {
             (Some(0), Some(1)) => Some(Line::V0_1),
             (Some(0), Some(2)) => Some(Line::V0_2),
             (Some(0), Some(3)) => Some(Line::V0_3),
+            (Some(0), Some(4)) => Some(Line::V0_4),
             _ => None,
         }
     }

@@ -9,15 +9,16 @@ wit_bindgen::generate!({
 });
 
 pub use self::exports::hall::rooms::merger::{
-    Action, BaseCommit, BasePlan, BaseQueue, CiState, Decision, Failure, Guest as MergerRoom,
-    MergeSettings, MergeableState, MergerInput, MergerPlan, PrFacts, UpdateMode,
+    Action, BaseCommit, BasePlan, BaseQueue, CheckFact, CiState, Decision, Failure,
+    Guest as MergerRoom, HotSettings, MergeCheck, MergeSettings, MergeableState, MergerInput,
+    MergerPlan, PathCount, PrFacts, UpdateMode,
 };
 
 /// The names the built-in rules read; see `gates::model`.
 mod model {
     pub use super::exports::hall::rooms::merger::{
-        Action, BasePlan, CiState, Decision, Failure, MergeableState, MergerInput, MergerPlan,
-        PrFacts, UpdateMode,
+        Action, BasePlan, CheckFact, CiState, Decision, Failure, MergeSettings, MergeableState,
+        MergerInput, MergerPlan, PathCount, PrFacts, UpdateMode,
     };
 }
 

@@ -10,6 +10,8 @@ pub(super) fn pr(number: u32, files: &[&str]) -> PrFacts {
         hallmark_sha: Some(sha),
         mergeable: MergeableState::Mergeable,
         ci: CiState::Green,
+        checks: Vec::new(),
+        merge_check: None,
         changes_requested: false,
         review_requests: Vec::new(),
         body: String::new(),
@@ -26,7 +28,9 @@ pub(super) fn queue(prs: Vec<PrFacts>) -> MergerInput {
         settings: MergeSettings::default(),
         bases: vec![BaseQueue {
             base: "main".into(),
+            tip_sha: "tip".into(),
             tip_ci: CiState::Green,
+            recent: Vec::new(),
             merge_in_flight: None,
             prs,
         }],
@@ -78,15 +82,20 @@ fn merger_room_table() {
             ],
         ),
         (
+            // PR 2's base moved; the pre-merge check is off here, and its own
+            // rows are in `merger_room_guards_the_merged_result`.
             "disjoint files move in parallel lanes",
-            queue(vec![
-                with(pr(1, &["a.rs"]), |p| p.ci = CiState::Pending),
-                behind(pr(2, &["b.rs", "a2.rs"])),
-                with(behind(pr(3, &["a.rs"])), |p| p.files = vec!["a.rs".into()]),
-                with(pr(4, &["d.rs"]), |p| {
-                    p.mergeable = MergeableState::Conflicting
-                }),
-            ]),
+            with(
+                queue(vec![
+                    with(pr(1, &["a.rs"]), |p| p.ci = CiState::Pending),
+                    behind(pr(2, &["b.rs", "a2.rs"])),
+                    with(behind(pr(3, &["a.rs"])), |p| p.files = vec!["a.rs".into()]),
+                    with(pr(4, &["d.rs"]), |p| {
+                        p.mergeable = MergeableState::Conflicting
+                    }),
+                ]),
+                |i| i.settings.pre_merge_check = false,
+            ),
             vec![
                 (1, Wait, "ci_pending", &[]),
                 (2, Merge, "ready", &[]),
@@ -102,7 +111,8 @@ fn merger_room_table() {
         (
             "with update = conflicts, mergeable is enough",
             with(queue(vec![behind(pr(1, &["a.rs"]))]), |i| {
-                i.settings.update = UpdateMode::Conflicts
+                i.settings.update = UpdateMode::Conflicts;
+                i.settings.pre_merge_check = false;
             }),
             vec![(1, Merge, "ready", &[])],
         ),
@@ -289,7 +299,9 @@ fn merger_room_refuses_contradictory_input() {
     ]);
     input.bases.push(BaseQueue {
         base: "main".into(),
+        tip_sha: "tip".into(),
         tip_ci: CiState::Green,
+        recent: Vec::new(),
         merge_in_flight: None,
         prs: Vec::new(),
     });
@@ -306,7 +318,9 @@ fn merger_room_line_stopped_is_per_base() {
     let mut input = queue(vec![pr(1, &["a.rs"])]);
     input.bases.push(BaseQueue {
         base: "release".into(),
+        tip_sha: "tip".into(),
         tip_ci: CiState::Red,
+        recent: Vec::new(),
         merge_in_flight: None,
         prs: vec![pr(2, &["a.rs"])],
     });
@@ -315,4 +329,370 @@ fn merger_room_line_stopped_is_per_base() {
     assert_eq!(plan.bases[0].decisions[0].action, Action::Merge);
     assert!(plan.bases[1].line_stopped);
     assert_eq!(plan.bases[1].decisions[0].action, Action::Wait);
+}
+
+/// A base commit since the PR's merge base, touching `files`.
+fn moved(mut p: PrFacts, files: &[&str]) -> PrFacts {
+    p.base_commits = vec![BaseCommit {
+        sha: "b1".into(),
+        files: files.iter().map(|f| f.to_string()).collect(),
+    }];
+    p
+}
+
+/// A merge check of `head` onto `onto`.
+fn merge_check(
+    head: &str,
+    state: CiState,
+    onto: &str,
+    skipped: Option<&str>,
+) -> Option<MergeCheck> {
+    Some(MergeCheck {
+        state,
+        onto: onto.into(),
+        head: head.into(),
+        tree: Some("tree1".into()),
+        skipped: skipped.map(str::to_string),
+    })
+}
+
+fn check(name: &str, state: CiState, tests: Option<u64>) -> CheckFact {
+    CheckFact {
+        name: name.into(),
+        state,
+        tests,
+    }
+}
+
+/// The rules of `hall:rooms@0.4` on the merged result: vacuous greens, the
+/// pre-merge check on the tip, hot files. Each row has a twin that differs in
+/// the one fact the rule reads, so a rule that does nothing fails its row.
+#[test]
+fn merger_room_guards_the_merged_result() {
+    use Action::*;
+    type Row = (u32, Action, &'static str, &'static [u32]);
+    let green = |p: PrFacts| {
+        with(p, |p| {
+            p.merge_check = merge_check(&p.head_sha, CiState::Green, "tip", None)
+        })
+    };
+    let required = |i: &mut MergerInput| i.settings.required_checks = vec!["test".into()];
+    let hot = |i: &mut MergerInput| {
+        i.settings.pre_merge_check = false;
+        i.settings.update = UpdateMode::Conflicts;
+        i.settings.hot = HotSettings {
+            window: 50,
+            threshold: 5,
+        };
+        i.bases[0].recent = vec![
+            PathCount {
+                path: "hot.rs".into(),
+                commits: 5,
+            },
+            PathCount {
+                path: "warm.rs".into(),
+                commits: 4,
+            },
+        ];
+    };
+    let cases: Vec<(&str, MergerInput, Vec<Row>)> = vec![
+        // ---- vacuous green
+        (
+            "a required check that never reported holds; reported, it merges",
+            with(
+                queue(vec![
+                    with(pr(1, &["a.rs"]), |p| {
+                        p.checks = vec![check("lint", CiState::Green, None)]
+                    }),
+                    with(pr(2, &["b.rs"]), |p| {
+                        p.checks = vec![
+                            check("lint", CiState::Green, None),
+                            check("test", CiState::Green, Some(12)),
+                        ]
+                    }),
+                ]),
+                required,
+            ),
+            vec![
+                (1, Hold, "required_check_missing", &[]),
+                (2, Merge, "ready", &[]),
+            ],
+        ),
+        (
+            "no check detail at all cannot show a required check",
+            with(queue(vec![pr(1, &["a.rs"])]), required),
+            vec![(1, Hold, "required_check_missing", &[])],
+        ),
+        (
+            "a required check reported as missing is missing",
+            with(
+                queue(vec![with(pr(1, &["a.rs"]), |p| {
+                    p.checks = vec![check("test", CiState::Missing, None)]
+                })]),
+                required,
+            ),
+            vec![(1, Hold, "required_check_missing", &[])],
+        ),
+        (
+            "a required check still running outranks a green summary",
+            with(
+                queue(vec![with(pr(1, &["a.rs"]), |p| {
+                    p.checks = vec![check("test", CiState::Pending, None)]
+                })]),
+                required,
+            ),
+            vec![(1, Wait, "ci_pending", &[])],
+        ),
+        (
+            "a green check that ran no tests holds; one test is enough",
+            queue(vec![
+                with(pr(1, &["a.rs"]), |p| {
+                    p.checks = vec![check("test", CiState::Green, Some(0))]
+                }),
+                with(pr(2, &["b.rs"]), |p| {
+                    p.checks = vec![check("test", CiState::Green, Some(1))]
+                }),
+            ]),
+            vec![(1, Hold, "no_tests_ran", &[]), (2, Merge, "ready", &[])],
+        ),
+        (
+            "with required checks named, only they are asked for tests",
+            with(
+                queue(vec![with(pr(1, &["a.rs"]), |p| {
+                    p.checks = vec![
+                        check("lint", CiState::Green, Some(0)),
+                        check("test", CiState::Green, Some(40)),
+                    ]
+                })]),
+                required,
+            ),
+            vec![(1, Merge, "ready", &[])],
+        ),
+        (
+            "a vacuous green claims nothing: the next PR on its files moves",
+            queue(vec![
+                with(pr(1, &["a.rs"]), |p| {
+                    p.checks = vec![check("test", CiState::Green, Some(0))]
+                }),
+                pr(2, &["a.rs"]),
+            ]),
+            vec![(1, Hold, "no_tests_ran", &[]), (2, Merge, "ready", &[])],
+        ),
+        (
+            "with require_ci off, test counts are not read",
+            with(
+                queue(vec![with(pr(1, &["a.rs"]), |p| {
+                    p.checks = vec![check("test", CiState::Green, Some(0))]
+                })]),
+                |i| i.settings.require_ci = false,
+            ),
+            vec![(1, Merge, "ready", &[])],
+        ),
+        // ---- the pre-merge check
+        (
+            "base moved: green on the tip merges, with no check it is asked for",
+            queue(vec![
+                green(moved(pr(1, &["a.rs"]), &["z.rs"])),
+                moved(pr(2, &["b.rs"]), &["z.rs"]),
+            ]),
+            vec![
+                (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_queued", &[1]),
+            ],
+        ),
+        (
+            "the first PR without a merge check has it run; the rest queue behind",
+            queue(vec![
+                moved(pr(1, &["a.rs"]), &["z.rs"]),
+                moved(pr(2, &["b.rs"]), &["z.rs"]),
+                pr(3, &["c.rs"]),
+            ]),
+            vec![
+                (1, Wait, "merge_check_missing", &[]),
+                (2, Wait, "merge_check_queued", &[1]),
+                (3, Merge, "ready", &[]),
+            ],
+        ),
+        (
+            "a merge check running on this tip is waited for",
+            queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                p.merge_check = merge_check(&p.head_sha, CiState::Pending, "tip", None)
+            })]),
+            vec![(1, Wait, "merge_check_pending", &[])],
+        ),
+        (
+            "a green merge check on an older tip counts for nothing",
+            queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                p.merge_check = merge_check(&p.head_sha, CiState::Green, "old-tip", None)
+            })]),
+            vec![(1, Wait, "merge_check_missing", &[])],
+        ),
+        (
+            "a green merge check of an older head counts for nothing",
+            queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                p.merge_check = merge_check(&p.head_sha, CiState::Green, "tip", None);
+                p.head_sha = "sha1-new".into();
+                p.hallmark_sha = Some("sha1-new".into());
+            })]),
+            vec![(1, Wait, "merge_check_missing", &[])],
+        ),
+        (
+            "red on the merged tree rebases the PR at its turn",
+            queue(vec![
+                with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                    p.merge_check = merge_check(&p.head_sha, CiState::Red, "tip", None)
+                }),
+                pr(2, &["a.rs"]),
+            ]),
+            vec![
+                (1, Rebase, "merge_check_red", &[]),
+                (2, Wait, "claimed_files", &[1]),
+            ],
+        ),
+        (
+            "a merge check that will not run holds and claims nothing",
+            queue(vec![
+                with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                    p.merge_check = merge_check(
+                        &p.head_sha,
+                        CiState::Missing,
+                        "tip",
+                        Some("no checks configured"),
+                    )
+                }),
+                with(moved(pr(2, &["b.rs"]), &["z.rs"]), |p| {
+                    p.merge_check = merge_check(&p.head_sha, CiState::Abandoned, "tip", None)
+                }),
+                pr(3, &["a.rs"]),
+            ]),
+            vec![
+                (1, Hold, "merge_check_skipped", &[]),
+                (2, Hold, "merge_check_abandoned", &[]),
+                (3, Merge, "ready", &[]),
+            ],
+        ),
+        (
+            "a PR holding the tip needs no merge check but merges next",
+            queue(vec![pr(1, &["a.rs"]), moved(pr(2, &["b.rs"]), &["z.rs"])]),
+            vec![
+                (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_queued", &[1]),
+            ],
+        ),
+        (
+            "the merge check runs while the base tip's CI does",
+            with(queue(vec![moved(pr(1, &["a.rs"]), &["z.rs"])]), |i| {
+                i.bases[0].tip_ci = CiState::Pending
+            }),
+            vec![(1, Wait, "merge_check_missing", &[])],
+        ),
+        (
+            "a red tip runs no merge checks",
+            with(queue(vec![moved(pr(1, &["a.rs"]), &["z.rs"])]), |i| {
+                i.bases[0].tip_ci = CiState::Red
+            }),
+            vec![(1, Wait, "base_red", &[])],
+        ),
+        (
+            "with update = conflicts the merge check still guards a moved base",
+            with(queue(vec![moved(pr(1, &["a.rs"]), &["a.rs"])]), |i| {
+                i.settings.update = UpdateMode::Conflicts
+            }),
+            vec![(1, Wait, "merge_check_missing", &[])],
+        ),
+        (
+            "pre_merge_check off merges a moved base on its own CI",
+            with(queue(vec![moved(pr(1, &["a.rs"]), &["z.rs"])]), |i| {
+                i.settings.pre_merge_check = false
+            }),
+            vec![(1, Merge, "ready", &[])],
+        ),
+        // ---- hot files
+        (
+            "a hot path must hold the tip even with update = conflicts",
+            with(
+                queue(vec![
+                    moved(pr(1, &["hot.rs"]), &["z.rs"]),
+                    moved(pr(2, &["warm.rs"]), &["z.rs"]),
+                    pr(3, &["hot.rs", "c.rs"]),
+                ]),
+                hot,
+            ),
+            vec![
+                (1, Rebase, "hot_file_stale", &[]),
+                (2, Merge, "ready", &[]),
+                (3, Wait, "claimed_files", &[1]),
+            ],
+        ),
+        (
+            "a zero window or threshold turns hot files off",
+            with(queue(vec![moved(pr(1, &["hot.rs"]), &["z.rs"])]), |i| {
+                hot(i);
+                i.settings.hot.threshold = 0;
+            }),
+            vec![(1, Merge, "ready", &[])],
+        ),
+        (
+            "a red tip rebases no hot PR",
+            with(queue(vec![moved(pr(1, &["hot.rs"]), &["z.rs"])]), |i| {
+                hot(i);
+                i.bases[0].tip_ci = CiState::Red;
+            }),
+            vec![(1, Wait, "base_red", &[])],
+        ),
+        (
+            "with the pre-merge check on, a hot PR is checked on the tip, not rebased",
+            with(
+                queue(vec![green(moved(pr(1, &["hot.rs"]), &["z.rs"]))]),
+                |i| {
+                    hot(i);
+                    i.settings.pre_merge_check = true;
+                },
+            ),
+            vec![(1, Merge, "ready", &[])],
+        ),
+    ];
+    let room = rooms().builtin(World::Merger).expect("built-in merger");
+    for (name, input, rows) in cases {
+        let plan = room
+            .judge_merges(&input)
+            .expect("call")
+            .unwrap_or_else(|f| panic!("{name}: refused: {f:?}"));
+        let decisions = &plan.bases[0].decisions;
+        assert_eq!(decisions.len(), rows.len(), "{name}");
+        for (d, (number, action, reason, waits_for)) in decisions.iter().zip(rows) {
+            assert_eq!(d.number, number, "{name}");
+            assert_eq!(d.action, action, "{name}: PR #{number}: {d:?}");
+            assert_eq!(
+                d.reasons.first().map(String::as_str),
+                Some(reason),
+                "{name}: PR #{number}: {d:?}"
+            );
+            assert_eq!(d.waits_for, waits_for, "{name}: PR #{number}: {d:?}");
+        }
+    }
+}
+
+/// The room's settings come from `[merge]`, and an empty `[merge]` gives the
+/// room's own defaults.
+#[test]
+fn merge_settings_follow_the_config() {
+    let mut merge = crate::config::Merge::default();
+    assert_eq!(MergeSettings::from_config(&merge), MergeSettings::default());
+    merge.required_checks = vec!["test".into()];
+    merge.pre_merge_check = false;
+    merge.hot_window = 20;
+    merge.hot_threshold = 3;
+    merge.update = crate::config::MergeUpdate::Conflicts;
+    let s = MergeSettings::from_config(&merge);
+    assert_eq!(s.required_checks, ["test"]);
+    assert!(!s.pre_merge_check);
+    assert_eq!(
+        s.hot,
+        HotSettings {
+            window: 20,
+            threshold: 3
+        }
+    );
+    assert_eq!(s.update, UpdateMode::Conflicts);
 }

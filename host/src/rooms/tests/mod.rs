@@ -26,6 +26,7 @@ const TRAPPING: &[u8] = include_bytes!(env!("HALL_FIXTURE_TRAPPING_WASM"));
 const NOISY: &[u8] = include_bytes!(env!("HALL_FIXTURE_NOISY_WASM"));
 const FROZEN_0_1: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_1_WASM"));
 const FROZEN_0_2: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_2_WASM"));
+const FROZEN_0_3: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_3_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -390,7 +391,7 @@ fn a_room_for_another_world_is_refused() {
     let message = err.message();
     assert!(
         message.contains(
-            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.3.0, not the merger world"
+            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.4.0, not the merger world"
         ),
         "{message}"
     );
@@ -406,11 +407,11 @@ fn an_unsupported_version_is_explained() {
                 path: "future.wasm".into(),
             },
         )
-        .expect_err("version 0.4 is not supported");
+        .expect_err("version 0.5 is not supported");
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     assert_eq!(
         err.message(),
-        "room future.wasm exports hall:rooms/merger@0.4.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3"
+        "room future.wasm exports hall:rooms/merger@0.5.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4"
     );
 }
 
@@ -558,7 +559,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.component);
     assert_eq!(report.runnable, vec![World::Merger]);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.3.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.4.0");
     assert!(
         report.imports.iter().all(|i| i.starts_with("wasi:")),
         "{:?}",
@@ -570,7 +571,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.runnable.is_empty());
     assert!(!report.implements[0].supported);
     assert!(
-        report.problems[0].contains("merger@0.4.0"),
+        report.problems[0].contains("merger@0.5.0"),
         "{:?}",
         report.problems
     );
@@ -803,6 +804,62 @@ fn a_room_built_against_the_frozen_0_2_line_still_runs() {
     assert_eq!(condensed.text, "0.2.0 saw 4 bytes");
     assert_eq!(World::of_export("checks", "0.3.0"), Some(World::Checks));
     assert_eq!(World::of_export("gates", "0.3.0"), None);
+}
+
+/// A merger room built against the frozen `hall:rooms@0.3.0` still judges,
+/// through the 0.3 bindings: the facts 0.3 knew reach it, the merged-result
+/// facts of 0.4 are left out, and its plan reads back whole.
+#[test]
+fn a_merger_room_built_against_the_frozen_0_3_line_still_judges() {
+    let report = rooms().check(FROZEN_0_3);
+    let exports: Vec<&str> = report
+        .implements
+        .iter()
+        .map(|i| i.export.as_str())
+        .collect();
+    assert_eq!(exports, ["hall:rooms/merger@0.3.0"], "{report:?}");
+    assert_eq!(report.runnable, vec![World::Merger]);
+    let room = rooms()
+        .load(
+            World::Merger,
+            FROZEN_0_3,
+            RoomSource::File {
+                path: "frozen-0-3.wasm".into(),
+            },
+        )
+        .expect("0.3 merger loads");
+    assert_eq!(room.info().version, "0.3.0");
+    let mut input = built_in_merger::queue(vec![
+        built_in_merger::pr(1, &["a.rs", "b.rs"]),
+        built_in_merger::pr(2, &["c.rs"]),
+    ]);
+    input.bases[0].prs[1].ci = CiState::Pending;
+    input.bases[0].prs[1].base_commits = vec![BaseCommit {
+        sha: "b1".into(),
+        files: vec!["z.rs".into()],
+    }];
+    // 0.4-only facts: a 0.3 room never sees them, and they change nothing.
+    input.bases[0].prs[0].merge_check = Some(MergeCheck {
+        state: CiState::Red,
+        onto: "tip".into(),
+        head: "sha1".into(),
+        tree: None,
+        skipped: None,
+    });
+    let plan = room.judge_merges(&input).expect("call").expect("answer");
+    let got: Vec<(u32, Action, &str)> = plan.bases[0]
+        .decisions
+        .iter()
+        .map(|d| (d.number, d.action, d.reasons[0].as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, Action::Merge, "frozen_0_3 files=2 base_commits=0"),
+            (2, Action::Wait, "frozen_0_3 files=1 base_commits=1"),
+        ]
+    );
+    assert_eq!(World::of_export("merger", "0.4.0"), Some(World::Merger));
 }
 
 // ---------------------------------------------------------------- run_json

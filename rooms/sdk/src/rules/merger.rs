@@ -15,6 +15,18 @@
 //! - at its turn a PR that conflicts, or is behind on its own files, is rebased;
 //!   a ready one merges, one per base per pass;
 //! - a red base tip stops the line: nothing merges into it or is rebased onto it.
+//!
+//! And the guards on the merged result (from `hall:rooms@0.4`):
+//! - a green that proves nothing (a required check never reported, a green
+//!   check that ran no tests) is not green: the PR is put to a person;
+//! - with `pre-merge-check` on, a PR whose base moved since its merge base
+//!   merges only once the repository's checks passed on it merged onto the
+//!   current tip; red there rebases it, so its dev run meets the failure on its
+//!   own branch. One merge check runs per base at a time, for the PR that would
+//!   merge next: each merge moves the tip and spoils every other check;
+//! - a PR touching a hot path (changed in `threshold` of the base's last
+//!   `window` commits) must have been checked on a tree holding the tip, whatever
+//!   `update` says: by the merge check when it is on, else by being rebased.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -103,8 +115,10 @@ pub fn judge_with(
         .iter()
         .map(|queue| {
             let line_stopped = matches!(queue.tip_ci, CiState::Red);
+            let hot = hot_paths(&input.settings, &queue.recent);
             let mut claims: Claims = Claims::default();
             let mut merging: Option<u32> = None;
+            let mut next_in_line: Option<u32> = None;
             let mut decisions = Vec::with_capacity(queue.prs.len());
             for pr in &queue.prs {
                 let empty = Vec::new();
@@ -129,12 +143,24 @@ pub fn judge_with(
                     let overlapping = claimers(&claims, &pr.files);
                     let turn = turn_decision(
                         input,
-                        queue_facts(queue.tip_ci, queue.merge_in_flight, line_stopped),
+                        QueueFacts {
+                            tip_sha: &queue.tip_sha,
+                            tip_ci: queue.tip_ci,
+                            merge_in_flight: queue.merge_in_flight,
+                            line_stopped,
+                            hot: &hot,
+                        },
                         pr,
                         my_deps,
                         overlapping,
-                        merging,
+                        Line {
+                            merging,
+                            next: next_in_line,
+                        },
                     );
+                    if turn.in_line && next_in_line.is_none() {
+                        next_in_line = Some(pr.number);
+                    }
                     if turn.claims {
                         for file in &pr.files {
                             claims.entry(file.as_str()).or_default().push(pr.number);
@@ -187,24 +213,85 @@ impl Hasher for FnvHasher {
 
 /// What a base contributes to a PR's decision at its turn.
 #[derive(Clone, Copy)]
-struct QueueFacts {
+struct QueueFacts<'a> {
+    tip_sha: &'a str,
     tip_ci: CiState,
     merge_in_flight: Option<u32>,
     line_stopped: bool,
+    hot: &'a HashSet<&'a str, Fnv>,
 }
 
-fn queue_facts(tip_ci: CiState, merge_in_flight: Option<u32>, line_stopped: bool) -> QueueFacts {
-    QueueFacts {
-        tip_ci,
-        merge_in_flight,
-        line_stopped,
-    }
+/// Who is ahead on a base, as the walk has found so far.
+#[derive(Clone, Copy)]
+struct Line {
+    /// The PR merging this pass.
+    merging: Option<u32>,
+    /// The first PR that got past its own CI to the merged-result stage: it
+    /// merges next, so it alone has its merge check run.
+    next: Option<u32>,
 }
 
-/// A decision plus whether the PR claims its files.
+/// A decision plus whether the PR claims its files, and whether it got as far
+/// as the merged-result stage.
 struct Turn {
     decision: Decision,
     claims: bool,
+    in_line: bool,
+}
+
+/// The paths changed in at least `threshold` of the base's last `window`
+/// commits; none when either is 0.
+fn hot_paths<'a>(settings: &MergeSettings, recent: &'a [PathCount]) -> HashSet<&'a str, Fnv> {
+    if settings.hot.window == 0 || settings.hot.threshold == 0 {
+        return HashSet::default();
+    }
+    recent
+        .iter()
+        .filter(|p| p.commits >= settings.hot.threshold)
+        .map(|p| p.path.as_str())
+        .collect()
+}
+
+/// Why a green CI summary proves nothing, if it doesn't: a required check
+/// never reported, or a green check that ran no tests. With required checks
+/// named, only those are asked for their test counts (a lint job runs none).
+fn vacuous_green(settings: &MergeSettings, pr: &PrFacts) -> Option<&'static str> {
+    let required = &settings.required_checks;
+    let reported = |name: &str| {
+        pr.checks
+            .iter()
+            .any(|c| c.name == name && !matches!(c.state, CiState::Missing))
+    };
+    if required.iter().any(|name| !reported(name)) {
+        return Some("required_check_missing");
+    }
+    let counted = |c: &&CheckFact| required.is_empty() || required.contains(&c.name);
+    if pr
+        .checks
+        .iter()
+        .filter(counted)
+        .any(|c| matches!(c.state, CiState::Green) && c.tests == Some(0))
+    {
+        return Some("no_tests_ran");
+    }
+    None
+}
+
+/// The state of a required check that has reported something other than green,
+/// which outranks a green summary.
+fn required_state(settings: &MergeSettings, pr: &PrFacts) -> Option<CiState> {
+    let mut worst = None;
+    for c in &pr.checks {
+        if !settings.required_checks.contains(&c.name) {
+            continue;
+        }
+        match c.state {
+            CiState::Red => return Some(CiState::Red),
+            CiState::Pending | CiState::Abandoned => worst = Some(c.state),
+            CiState::Green | CiState::Missing => {}
+        }
+    }
+    worst
 }
 
 fn turn_decision(
@@ -213,11 +300,23 @@ fn turn_decision(
     pr: &PrFacts,
     deps: &[u32],
     overlapping: Vec<u32>,
-    merging: Option<u32>,
+    line: Line,
 ) -> Turn {
     let claim = |action: Action, waits_for: Vec<u32>, reason: &str| Turn {
         decision: decide(pr.number, action, waits_for, vec![reason.to_string()]),
         claims: true,
+        in_line: false,
+    };
+    // Put to a person at its turn: it claims nothing, so the PRs behind move on.
+    let hold = |reason: &str| Turn {
+        decision: decide(
+            pr.number,
+            Action::Hold,
+            Vec::new(),
+            vec![reason.to_string()],
+        ),
+        claims: false,
+        in_line: false,
     };
     if !deps.is_empty() {
         return claim(Action::Wait, deps.to_vec(), "depends_on_open");
@@ -231,10 +330,7 @@ fn turn_decision(
     }
     if !pr.lit_cleared && pr.files.iter().any(|f| lit_match(&input.settings.lit, f)) {
         // Put to a person only now that nothing claims its files.
-        return Turn {
-            decision: decide(pr.number, Action::Hold, Vec::new(), vec!["lit".into()]),
-            claims: false,
-        };
+        return hold("lit");
     }
     let conflicting = matches!(pr.mergeable, MergeableState::Conflicting);
     let behind = matches!(input.settings.update, UpdateMode::Files) && behind_on_files(pr);
@@ -249,11 +345,28 @@ fn turn_decision(
         };
         return claim(Action::Rebase, Vec::new(), reason);
     }
+    let moved = !pr.base_commits.is_empty();
+    let settings = &input.settings;
+    // A hot path must be checked with the tip in: the merge check does that when
+    // it is on (below); without it only a rebase does. Not rebasing a hot PR
+    // that the merge check covers also keeps it from being rebased after every
+    // merge in another lane, which could starve it.
+    if moved && !settings.pre_merge_check && pr.files.iter().any(|f| queue.hot.contains(f.as_str()))
+    {
+        if queue.line_stopped {
+            return claim(Action::Wait, Vec::new(), "base_red");
+        }
+        return claim(Action::Rebase, Vec::new(), "hot_file_stale");
+    }
     if matches!(pr.mergeable, MergeableState::Unknown) {
         return claim(Action::Wait, Vec::new(), "mergeable_unknown");
     }
-    if input.settings.require_ci {
-        let ci = match pr.ci {
+    if settings.require_ci {
+        let summary = match (pr.ci, required_state(settings, pr)) {
+            (CiState::Green, Some(worse)) => worse,
+            (ci, _) => ci,
+        };
+        let ci = match summary {
             CiState::Green => None,
             CiState::Red => Some("ci_red"),
             CiState::Pending => Some("ci_pending"),
@@ -264,22 +377,68 @@ fn turn_decision(
         if let Some(reason) = ci {
             return claim(Action::Wait, Vec::new(), reason);
         }
+        // A vacuous green is neither green nor red. Not red: nothing failed,
+        // and a dev run has nothing to fix. Not a wait either: every reported
+        // check has finished, so waiting brings no new facts; a job that never
+        // started (a path filter, a renamed job) or a test step that selected
+        // nothing stays that way on a re-run. A person decides, and the PRs
+        // behind move on meanwhile.
+        if let Some(reason) = vacuous_green(settings, pr) {
+            return hold(reason);
+        }
     }
     if queue.line_stopped {
         return claim(Action::Wait, Vec::new(), "base_red");
     }
+    if settings.pre_merge_check && moved {
+        let current = pr.merge_check.as_ref().filter(|m| {
+            !queue.tip_sha.is_empty() && m.onto == queue.tip_sha && m.head == pr.head_sha
+        });
+        let state = current.map_or(CiState::Missing, |m| m.state);
+        let skipped = current.and_then(|m| m.skipped.as_deref());
+        let in_line = |action: Action, waits_for: Vec<u32>, reason: &str| Turn {
+            in_line: true,
+            ..claim(action, waits_for, reason)
+        };
+        match state {
+            CiState::Green => {}
+            // Already running on this tip: let it finish.
+            CiState::Pending => return in_line(Action::Wait, Vec::new(), "merge_check_pending"),
+            // The merged tree fails: the PR's own branch must meet it.
+            CiState::Red => return claim(Action::Rebase, Vec::new(), "merge_check_red"),
+            // It will not run (no checks to run, the host cannot build the
+            // tree): merging unchecked is what this rule exists to prevent.
+            CiState::Missing if skipped.is_some() => return hold("merge_check_skipped"),
+            CiState::Abandoned => return hold("merge_check_abandoned"),
+            CiState::Missing => {
+                // Another PR merges first and would move the tip under this check.
+                if let Some(first) = line.next {
+                    return claim(Action::Wait, vec![first], "merge_check_queued");
+                }
+                return in_line(Action::Wait, Vec::new(), "merge_check_missing");
+            }
+        }
+    }
+    // From here on it is ready but for the base: it merges next.
+    let next = |waits_for: Vec<u32>, reason: &str| Turn {
+        in_line: true,
+        ..claim(Action::Wait, waits_for, reason)
+    };
     if let Some(n) = queue.merge_in_flight {
-        return claim(Action::Wait, vec![n], "merge_in_flight");
+        return next(vec![n], "merge_in_flight");
     }
     match queue.tip_ci {
-        CiState::Pending => return claim(Action::Wait, Vec::new(), "base_ci_pending"),
-        CiState::Abandoned => return claim(Action::Wait, Vec::new(), "base_ci_abandoned"),
+        CiState::Pending => return next(Vec::new(), "base_ci_pending"),
+        CiState::Abandoned => return next(Vec::new(), "base_ci_abandoned"),
         CiState::Green | CiState::Missing | CiState::Red => {}
     }
-    if let Some(n) = merging {
+    if let Some(n) = line.merging {
         return claim(Action::Wait, vec![n], "one_merge_at_a_time");
     }
-    claim(Action::Merge, Vec::new(), "ready")
+    Turn {
+        in_line: true,
+        ..claim(Action::Merge, Vec::new(), "ready")
+    }
 }
 
 fn decide(number: u32, action: Action, mut waits_for: Vec<u32>, reasons: Vec<String>) -> Decision {

@@ -1,0 +1,1077 @@
+//! A deterministic model of one working day of pull requests on one base, run
+//! under several merge strategies with the same PRs, CI times and flake rate.
+//!
+//! Hallmark's strategy asks the real merger room for a plan every pass (through
+//! the `judge` callback, which the caller wires to `hallmark::rooms`); the model
+//! builds the room's input from its own state and acts on the plan. The other
+//! strategies are plain Rust here. Time is in seconds, advanced in 20-second
+//! passes.
+//!
+//! What a tree is: the set of PRs merged into it plus the semantic-conflict
+//! fixes it carries. A tree fails the checks when it holds both PRs of a hidden
+//! semantic pair without that pair's fix; any run also fails by a flake with
+//! the flake rate (a flake passes on a re-run).
+
+use std::collections::VecDeque;
+
+use hallmark::rooms::types::{
+    Action, BaseCommit, BaseQueue, CiState, MergeCheck, MergeSettings, MergeableState, MergerInput,
+    MergerPlan, PathCount, PrFacts, UpdateMode,
+};
+
+const MIN: u64 = 60;
+const HOUR: u64 = 3600;
+
+/// The shape of the day.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub seed: u64,
+    /// PRs arriving over the working day.
+    pub prs: usize,
+    /// The working day, in seconds: arrivals are spread over it.
+    pub day: u64,
+    /// When the model stops; a PR not merged by then never merged.
+    pub horizon: u64,
+    /// Files in the repository, of which `hot` are picked often.
+    pub files: usize,
+    pub hot: usize,
+    /// The chance that one file a PR touches is a hot one.
+    pub hot_pick: f64,
+    /// CI run time, uniform between these (seconds).
+    pub ci_min: u64,
+    pub ci_max: u64,
+    /// The chance that any run fails by a flake.
+    pub flake: f64,
+    /// Hidden semantic pairs: textually clean, failing together.
+    pub semantic_pairs: usize,
+    /// The share of PRs that get a review comment to address.
+    pub review_share: f64,
+    /// PRs touching a lit path (a person approves them after a delay).
+    pub lit_prs: usize,
+    /// The chance that a base commit touching a file a PR touches conflicts with it.
+    pub conflict: f64,
+}
+
+impl Params {
+    /// The day the docs report: 200 PRs over 8 hours, followed to 24 hours.
+    pub fn full(seed: u64) -> Self {
+        Self {
+            seed,
+            prs: 200,
+            day: 8 * HOUR,
+            horizon: 24 * HOUR,
+            files: 60,
+            hot: 4,
+            hot_pick: 0.3,
+            ci_min: 10 * MIN,
+            ci_max: 30 * MIN,
+            flake: 0.05,
+            semantic_pairs: 6,
+            review_share: 0.15,
+            lit_prs: 2,
+            conflict: 0.3,
+        }
+    }
+}
+
+/// How PRs get merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Hallmark's merger room, with these `[merge]` settings. `tip_wait: false`
+    /// is a what-if, not the room's rules: the model tells the room a tip whose
+    /// CI is still running is green, to show what waiting for it costs.
+    Hallmark {
+        pre_merge_check: bool,
+        hot: bool,
+        tip_wait: bool,
+    },
+    /// Merge as soon as the PR's own CI is green (no freshness).
+    WhenGreen,
+    /// GitHub's "require branches to be up to date": merge only a PR holding the
+    /// tip; a green PR that is behind is updated and its CI run again.
+    AlwaysUpdate,
+    /// A merge queue testing groups of up to `size` on the tip, bisecting a
+    /// failed group.
+    Batch { size: usize },
+}
+
+impl Strategy {
+    pub fn name(self) -> String {
+        match self {
+            Self::Hallmark {
+                tip_wait: false, ..
+            } => "what-if: Hallmark merger not waiting for the tip's CI".into(),
+            Self::Hallmark {
+                pre_merge_check: true,
+                hot: true,
+                ..
+            } => "Hallmark merger (defaults: pre-merge check on)".into(),
+            Self::Hallmark {
+                pre_merge_check: false,
+                hot: true,
+                ..
+            } => "Hallmark merger, pre-merge check off (hot files on)".into(),
+            Self::Hallmark {
+                pre_merge_check: false,
+                hot: false,
+                ..
+            } => "Hallmark merger, 0.3 rules (no pre-merge check, no hot files)".into(),
+            Self::Hallmark { .. } => "Hallmark merger (pre-merge check on, hot files off)".into(),
+            Self::WhenGreen => "merge when green".into(),
+            Self::AlwaysUpdate => "always update before merge".into(),
+            Self::Batch { size } => format!("batching queue (groups of {size}, bisect)"),
+        }
+    }
+}
+
+/// What one strategy did with the day.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub name: String,
+    pub merged: usize,
+    /// Minutes from ready to merged, over the merged PRs.
+    pub median_min: f64,
+    pub p90_min: f64,
+    /// Every CI run: PR heads (re-runs too), merge checks, batches, the base.
+    pub ci_runs: u64,
+    /// Minutes the base's latest finished CI run was red.
+    pub red_min: u64,
+    /// Merges after which the base's tree fails its checks.
+    pub broken: u32,
+    /// PRs not merged by the horizon.
+    pub never: usize,
+    /// Room calls made (Hallmark only), and passes whose input was unchanged.
+    pub room_calls: u64,
+}
+
+impl Report {
+    pub fn ci_per_merged(&self) -> f64 {
+        if self.merged == 0 {
+            return f64::INFINITY;
+        }
+        self.ci_runs as f64 / self.merged as f64
+    }
+}
+
+/// The judgement Hallmark's strategy asks for each pass.
+pub type Judge<'a> = dyn FnMut(&MergerInput) -> MergerPlan + 'a;
+
+// ---------------------------------------------------------------- randomness
+
+/// SplitMix64: small, fixed, and good enough for a model.
+#[derive(Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix(self.0)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn between(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A fixed coin for a pair of things: the same pair always lands the same way.
+fn coin(seed: u64, a: u64, b: u64, p: f64) -> bool {
+    let h = mix(seed ^ mix(a.wrapping_mul(0x1000_0001) ^ b));
+    ((h >> 11) as f64 / (1u64 << 53) as f64) < p
+}
+
+// ---------------------------------------------------------------- the day's PRs
+
+/// One PR as it arrives, the same for every strategy.
+#[derive(Debug, Clone)]
+struct Spec {
+    arrive: u64,
+    files: Vec<u16>,
+    /// When a review comment arrives and how long addressing it takes.
+    review: Option<(u64, u64)>,
+    /// When a person clears its lit path.
+    lit_clear: Option<u64>,
+}
+
+/// Everything drawn once from the seed.
+#[derive(Debug, Clone)]
+pub struct Day {
+    p: Params,
+    specs: Vec<Spec>,
+    /// Hidden semantic pairs (PR indices), touching different files.
+    pairs: Vec<(usize, usize)>,
+    lit_file: u16,
+}
+
+impl Day {
+    pub fn new(p: Params) -> Self {
+        let mut rng = Rng(p.seed);
+        let mut arrivals: Vec<u64> = (0..p.prs).map(|_| rng.below(p.day)).collect();
+        arrivals.sort_unstable();
+        let lit_file = p.files as u16;
+        let mut specs: Vec<Spec> = arrivals
+            .into_iter()
+            .map(|arrive| {
+                let n = rng.between(1, 4) as usize;
+                let mut files: Vec<u16> = Vec::new();
+                while files.len() < n {
+                    let f = if rng.unit() < p.hot_pick {
+                        rng.below(p.hot as u64) as u16
+                    } else {
+                        (p.hot as u64 + rng.below((p.files - p.hot) as u64)) as u16
+                    };
+                    if !files.contains(&f) {
+                        files.push(f);
+                    }
+                }
+                files.sort_unstable();
+                let review = (rng.unit() < p.review_share).then(|| {
+                    (
+                        arrive + rng.between(5 * MIN, 15 * MIN),
+                        rng.between(20 * MIN, 60 * MIN),
+                    )
+                });
+                Spec {
+                    arrive,
+                    files,
+                    review,
+                    lit_clear: None,
+                }
+            })
+            .collect();
+        for _ in 0..p.lit_prs {
+            let i = rng.below(p.prs as u64) as usize;
+            let s = &mut specs[i];
+            if !s.files.contains(&lit_file) {
+                s.files.push(lit_file);
+            }
+            s.lit_clear = Some(s.arrive + rng.between(30 * MIN, 90 * MIN));
+        }
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        while pairs.len() < p.semantic_pairs {
+            let a = rng.below(p.prs as u64 - 20) as usize;
+            let b = a + rng.between(1, 15) as usize;
+            let disjoint = !specs[a].files.iter().any(|f| specs[b].files.contains(f));
+            let taken = pairs
+                .iter()
+                .any(|&(x, y)| [x, y].contains(&a) || [x, y].contains(&b));
+            if disjoint && !taken {
+                pairs.push((a, b));
+            }
+        }
+        Self {
+            p,
+            specs,
+            pairs,
+            lit_file,
+        }
+    }
+
+    fn file_name(&self, f: u16) -> String {
+        if f == self.lit_file {
+            "deploy/prod.yml".into()
+        } else if (f as usize) < self.p.hot {
+            format!("src/core/hot{f}.rs")
+        } else {
+            format!("src/mod{}/file{f}.rs", f % 7)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- trees
+
+/// Which PRs a tree holds (a bit per PR) and which pairs it has fixed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Tree {
+    merged: Vec<u64>,
+    fixes: u64,
+}
+
+impl Tree {
+    fn has(&self, pr: usize) -> bool {
+        self.merged
+            .get(pr / 64)
+            .is_some_and(|w| w & (1 << (pr % 64)) != 0)
+    }
+    fn with(&self, pr: usize, fixes: u64) -> Tree {
+        let mut t = self.clone();
+        if t.merged.len() <= pr / 64 {
+            t.merged.resize(pr / 64 + 1, 0);
+        }
+        t.merged[pr / 64] |= 1 << (pr % 64);
+        t.fixes |= fixes;
+        t
+    }
+    /// The semantic pairs this tree breaks on.
+    fn broken(&self, pairs: &[(usize, usize)]) -> u64 {
+        let mut out = 0;
+        for (k, &(a, b)) in pairs.iter().enumerate() {
+            if self.has(a) && self.has(b) && self.fixes & (1 << k) == 0 {
+                out |= 1 << k;
+            }
+        }
+        out
+    }
+}
+
+// ---------------------------------------------------------------- state
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Busy {
+    /// Rebasing onto the tip (a conflict takes a dev run).
+    Rebase,
+    /// Addressing a review comment.
+    Review,
+    /// Fixing a semantic conflict its CI met (rebased onto the tip meanwhile).
+    Fix,
+}
+
+/// One CI run's outcome, fixed when it starts.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    done: u64,
+    red: bool,
+    /// Red because the tree fails (not a flake).
+    real: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Pr {
+    open: bool,
+    merged_at: Option<u64>,
+    head: u32,
+    /// The base version its branch is on.
+    base_v: usize,
+    fixes: u64,
+    ci: Option<Run>,
+    /// Red runs at this head so far.
+    reds: u32,
+    busy: Option<(u64, Busy)>,
+    changes_requested: bool,
+    review_done: bool,
+    conflicting: bool,
+    /// Base commits since `base_v` touching its files (version, the shared files).
+    behind: Vec<(usize, Vec<u16>)>,
+    /// The latest base version since `base_v` touching none of its files.
+    other_behind: Option<usize>,
+    /// A merge check: the tip version it ran on and its run.
+    merge_check: Option<(usize, Run)>,
+    /// Red because the base it sits on is broken: rebase once the base is fixed.
+    inherited: bool,
+}
+
+struct Sim<'d> {
+    d: &'d Day,
+    t: u64,
+    rng: Rng,
+    prs: Vec<Pr>,
+    /// Base versions; the last is the tip.
+    base: Vec<Tree>,
+    /// Files each base version changed.
+    base_files: Vec<Vec<u16>>,
+    /// The base's CI runs not yet seen finishing: the version each ran on.
+    base_runs: Vec<(usize, Run)>,
+    /// The latest run of each version (for the tip's state).
+    tip_run: Option<(usize, Run)>,
+    /// Red base runs finished in a row.
+    base_reds: u32,
+    last_base_red: bool,
+    base_rerun_at: Option<(usize, u64)>,
+    base_fix_due: Option<u64>,
+    merge_in_flight: Option<(usize, u64)>,
+    ci_runs: u64,
+    red_secs: u64,
+    broken: u32,
+}
+
+impl<'d> Sim<'d> {
+    fn new(d: &'d Day, stream: u64) -> Self {
+        Self {
+            d,
+            t: 0,
+            rng: Rng(d.p.seed ^ mix(stream)),
+            prs: Vec::new(),
+            base: vec![Tree::default()],
+            base_files: vec![Vec::new()],
+            base_runs: Vec::new(),
+            tip_run: None,
+            base_reds: 0,
+            last_base_red: false,
+            base_rerun_at: None,
+            base_fix_due: None,
+            merge_in_flight: None,
+            ci_runs: 0,
+            red_secs: 0,
+            broken: 0,
+        }
+    }
+
+    fn tip(&self) -> usize {
+        self.base.len() - 1
+    }
+
+    /// Starts a CI run on `tree`.
+    fn run(&mut self, tree: &Tree) -> Run {
+        self.ci_runs += 1;
+        let done = self.t + self.rng.between(self.d.p.ci_min, self.d.p.ci_max);
+        let real = tree.broken(&self.d.pairs) != 0;
+        let flake = self.rng.unit() < self.d.p.flake;
+        Run {
+            done,
+            red: real || flake,
+            real,
+        }
+    }
+
+    fn pr_tree(&self, i: usize) -> Tree {
+        self.base[self.prs[i].base_v].with(i, self.prs[i].fixes)
+    }
+
+    fn new_head(&mut self, i: usize) {
+        let tree = self.pr_tree(i);
+        let run = self.run(&tree);
+        let pr = &mut self.prs[i];
+        pr.head += 1;
+        pr.ci = Some(run);
+        pr.reds = 0;
+        pr.merge_check = None;
+    }
+
+    fn ready(&self, i: usize) -> bool {
+        let pr = &self.prs[i];
+        pr.open && pr.busy.is_none() && !pr.changes_requested
+    }
+
+    fn green(&self, i: usize) -> bool {
+        self.prs[i].ci.is_some_and(|r| r.done <= self.t && !r.red)
+    }
+
+    fn lit_ok(&self, i: usize) -> bool {
+        self.d.specs[i].lit_clear.is_none_or(|at| self.t >= at)
+    }
+
+    fn start_busy(&mut self, i: usize, kind: Busy) {
+        let t = self.t;
+        let took = match kind {
+            Busy::Rebase if self.prs[i].conflicting => self.rng.between(15 * MIN, 30 * MIN),
+            Busy::Rebase => 2 * MIN,
+            Busy::Review => self.d.specs[i].review.map_or(30 * MIN, |r| r.1),
+            Busy::Fix => self.rng.between(20 * MIN, 45 * MIN),
+        };
+        let pr = &mut self.prs[i];
+        pr.busy = Some((t + took, kind));
+        pr.ci = None;
+        pr.merge_check = None;
+    }
+
+    fn rebase_done(&mut self, i: usize) {
+        let tip = self.tip();
+        let pr = &mut self.prs[i];
+        pr.base_v = tip;
+        pr.conflicting = false;
+        pr.behind.clear();
+        pr.other_behind = None;
+        pr.inherited = false;
+    }
+
+    /// Adds a base commit: a merged PR (`Some`) or a person's fix.
+    fn commit(&mut self, tree: Tree, by: Option<usize>, run_ci: bool) {
+        let files = by.map_or_else(Vec::new, |i| self.d.specs[i].files.clone());
+        let v = self.base.len();
+        self.base.push(tree);
+        self.base_files.push(files.clone());
+        for x in 0..self.prs.len() {
+            if !self.prs[x].open {
+                continue;
+            }
+            let shared: Vec<u16> = self.d.specs[x]
+                .files
+                .iter()
+                .copied()
+                .filter(|f| files.contains(f))
+                .collect();
+            let pr = &mut self.prs[x];
+            if shared.is_empty() {
+                pr.other_behind = Some(v);
+            } else {
+                if let Some(y) = by
+                    && coin(self.d.p.seed, x as u64, y as u64, self.d.p.conflict)
+                {
+                    pr.conflicting = true;
+                }
+                pr.behind.push((v, shared));
+            }
+        }
+        if run_ci {
+            self.start_base_ci();
+        }
+    }
+
+    fn start_base_ci(&mut self) {
+        let tip = self.tip();
+        let tree = self.base[tip].clone();
+        let run = self.run(&tree);
+        self.base_runs.push((tip, run));
+        self.tip_run = Some((tip, run));
+    }
+
+    fn merge(&mut self, i: usize, run_ci: bool) {
+        let tree = self.base[self.tip()].with(i, self.prs[i].fixes);
+        if tree.broken(&self.d.pairs) & !self.base[self.tip()].broken(&self.d.pairs) != 0 {
+            self.broken += 1;
+        }
+        let pr = &mut self.prs[i];
+        pr.open = false;
+        pr.merged_at = Some(self.t);
+        pr.ci = None;
+        self.commit(tree, Some(i), run_ci);
+        self.merge_in_flight = Some((i, self.t + MIN));
+    }
+
+    /// What happens on its own this pass: arrivals, runs finishing, people.
+    fn events(&mut self) {
+        let t = self.t;
+        while self.prs.len() < self.d.specs.len() && self.d.specs[self.prs.len()].arrive <= t {
+            let tip = self.tip();
+            self.prs.push(Pr {
+                open: true,
+                merged_at: None,
+                head: 0,
+                base_v: tip,
+                fixes: 0,
+                ci: None,
+                reds: 0,
+                busy: None,
+                changes_requested: false,
+                review_done: false,
+                conflicting: false,
+                behind: Vec::new(),
+                other_behind: None,
+                merge_check: None,
+                inherited: false,
+            });
+            let i = self.prs.len() - 1;
+            self.new_head(i);
+        }
+        if self.merge_in_flight.is_some_and(|(_, until)| until <= t) {
+            self.merge_in_flight = None;
+        }
+        // The base's CI, for every strategy alike: a red run on the tip is
+        // re-run after five minutes; two reds in a row on a broken tree, and a
+        // person lands a fix half an hour to an hour later.
+        let mut finished: Vec<(usize, Run)> = self
+            .base_runs
+            .iter()
+            .copied()
+            .filter(|(_, r)| r.done <= t)
+            .collect();
+        self.base_runs.retain(|(_, r)| r.done > t);
+        finished.sort_by_key(|(_, r)| r.done);
+        for (v, run) in finished {
+            self.last_base_red = run.red;
+            if !run.red {
+                self.base_reds = 0;
+                continue;
+            }
+            self.base_reds += 1;
+            let tip_broken = self.base[self.tip()].broken(&self.d.pairs) != 0;
+            if self.base_reds >= 2 && tip_broken {
+                if self.base_fix_due.is_none() {
+                    self.base_fix_due = Some(t + self.rng.between(30 * MIN, 60 * MIN));
+                }
+            } else if v == self.tip() {
+                self.base_rerun_at = Some((v, t + 5 * MIN));
+            }
+        }
+        if let Some((v, at)) = self.base_rerun_at
+            && at <= t
+        {
+            self.base_rerun_at = None;
+            if v == self.tip() {
+                let tree = self.base[v].clone();
+                let rerun = self.run(&tree);
+                self.base_runs.push((v, rerun));
+                self.tip_run = Some((v, rerun));
+            }
+        }
+        if self.base_fix_due.is_some_and(|at| at <= t) {
+            self.base_fix_due = None;
+            let tip = self.base[self.tip()].clone();
+            let broken = tip.broken(&self.d.pairs);
+            let fixed = Tree {
+                fixes: tip.fixes | broken,
+                ..tip
+            };
+            self.commit(fixed, None, true);
+        }
+        for i in 0..self.prs.len() {
+            if !self.prs[i].open {
+                continue;
+            }
+            if let Some((at, kind)) = self.prs[i].busy
+                && at <= t
+            {
+                self.prs[i].busy = None;
+                match kind {
+                    Busy::Rebase => self.rebase_done(i),
+                    Busy::Review => {
+                        self.prs[i].changes_requested = false;
+                    }
+                    Busy::Fix => {
+                        self.rebase_done(i);
+                        let broken = self.base[self.prs[i].base_v]
+                            .with(i, self.prs[i].fixes)
+                            .broken(&self.d.pairs);
+                        self.prs[i].fixes |= broken & self.pairs_of(i);
+                    }
+                }
+                self.new_head(i);
+            }
+            if let Some((at, _)) = self.d.specs[i].review
+                && at <= t
+                && !self.prs[i].review_done
+            {
+                self.prs[i].review_done = true;
+                self.prs[i].changes_requested = true;
+            }
+            if self.prs[i].changes_requested && self.prs[i].busy.is_none() {
+                self.start_busy(i, Busy::Review);
+            }
+            // Red CI at the head, the same for every strategy: re-run the failed
+            // jobs once; red again and real, fix it (the PR's own pair) or wait
+            // for the base to be fixed and rebase (an inherited failure).
+            if let Some(run) = self.prs[i].ci
+                && run.done <= t
+                && run.red
+                && self.prs[i].busy.is_none()
+            {
+                self.prs[i].reds += 1;
+                let own = self.pr_tree(i).broken(&self.d.pairs) & self.pairs_of(i) != 0;
+                if self.prs[i].reds >= 2 && run.real {
+                    if own {
+                        self.start_busy(i, Busy::Fix);
+                    } else {
+                        self.prs[i].inherited = true;
+                        self.prs[i].ci = None;
+                    }
+                } else {
+                    let tree = self.pr_tree(i);
+                    let rerun = self.run(&tree);
+                    self.prs[i].ci = Some(rerun);
+                }
+            }
+            if self.prs[i].inherited
+                && self.prs[i].busy.is_none()
+                && self.base[self.tip()].broken(&self.d.pairs) == 0
+            {
+                self.start_busy(i, Busy::Rebase);
+            }
+        }
+    }
+
+    fn pairs_of(&self, i: usize) -> u64 {
+        let mut out = 0;
+        for (k, &(a, b)) in self.d.pairs.iter().enumerate() {
+            if a == i || b == i {
+                out |= 1 << k;
+            }
+        }
+        out
+    }
+
+    fn report(&self, strategy: Strategy, room_calls: u64) -> Report {
+        let mut waits: Vec<u64> = self
+            .prs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.merged_at.map(|m| m - self.d.specs[i].arrive))
+            .collect();
+        waits.sort_unstable();
+        let pct = |q: f64| {
+            if waits.is_empty() {
+                return f64::NAN;
+            }
+            let k = ((waits.len() as f64 - 1.0) * q).round() as usize;
+            waits[k] as f64 / 60.0
+        };
+        Report {
+            name: strategy.name(),
+            merged: waits.len(),
+            median_min: pct(0.5),
+            p90_min: pct(0.9),
+            ci_runs: self.ci_runs,
+            red_min: self.red_secs / 60,
+            broken: self.broken,
+            never: self.d.specs.len() - waits.len(),
+            room_calls,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- strategies
+
+const PASS: u64 = 20;
+
+/// Runs the day under `strategy`. `judge` is called for Hallmark's strategy only.
+pub fn run(day: &Day, strategy: Strategy, judge: &mut Judge<'_>) -> Report {
+    let mut sim = Sim::new(day, 1);
+    let mut batches: VecDeque<Vec<usize>> = VecDeque::new();
+    let mut queue: Vec<usize> = Vec::new();
+    let mut running: Option<(Vec<usize>, Run)> = None;
+    let mut last: Option<(MergerInput, MergerPlan)> = None;
+    let mut room_calls = 0;
+    while sim.t <= day.p.horizon {
+        sim.events();
+        match strategy {
+            Strategy::Hallmark {
+                pre_merge_check,
+                hot,
+                tip_wait,
+            } => {
+                let input = hallmark_input(&sim, pre_merge_check, hot, tip_wait);
+                let plan = match last.take() {
+                    Some((prev, plan)) if prev == input => plan,
+                    _ => {
+                        room_calls += 1;
+                        judge(&input)
+                    }
+                };
+                hallmark_act(&mut sim, &plan);
+                last = Some((input, plan));
+            }
+            Strategy::WhenGreen => {
+                for i in 0..sim.prs.len() {
+                    if !sim.ready(i) {
+                        continue;
+                    }
+                    if sim.prs[i].conflicting {
+                        sim.start_busy(i, Busy::Rebase);
+                    } else if sim.green(i) && sim.lit_ok(i) {
+                        sim.merge(i, true);
+                    }
+                }
+            }
+            Strategy::AlwaysUpdate => {
+                for i in 0..sim.prs.len() {
+                    if !sim.ready(i) {
+                        continue;
+                    }
+                    if sim.prs[i].conflicting {
+                        sim.start_busy(i, Busy::Rebase);
+                    } else if sim.green(i) && sim.lit_ok(i) {
+                        if sim.prs[i].base_v == sim.tip() {
+                            sim.merge(i, true);
+                        } else {
+                            // Behind: "Update branch", and CI runs again.
+                            sim.start_busy(i, Busy::Rebase);
+                        }
+                    }
+                }
+            }
+            Strategy::Batch { size } => {
+                batch_step(&mut sim, size, &mut queue, &mut batches, &mut running);
+            }
+        }
+        if sim.last_base_red {
+            sim.red_secs += PASS;
+        }
+        sim.t += PASS;
+    }
+    sim.report(strategy, room_calls)
+}
+
+fn batch_step(
+    sim: &mut Sim<'_>,
+    size: usize,
+    queue: &mut Vec<usize>,
+    batches: &mut VecDeque<Vec<usize>>,
+    running: &mut Option<(Vec<usize>, Run)>,
+) {
+    let in_batches = |i: usize, b: &VecDeque<Vec<usize>>, r: &Option<(Vec<usize>, Run)>| {
+        b.iter().any(|g| g.contains(&i)) || r.as_ref().is_some_and(|(g, _)| g.contains(&i))
+    };
+    for i in 0..sim.prs.len() {
+        if !sim.ready(i) || queue.contains(&i) || in_batches(i, batches, running) {
+            continue;
+        }
+        if sim.prs[i].conflicting {
+            sim.start_busy(i, Busy::Rebase);
+        } else if sim.green(i) && sim.lit_ok(i) {
+            queue.push(i);
+        }
+    }
+    if let Some((group, run)) = running.clone()
+        && run.done <= sim.t
+    {
+        *running = None;
+        if !run.red {
+            for &i in &group {
+                sim.merge(i, false);
+            }
+            sim.start_base_ci();
+        } else if group.len() == 1 {
+            // Out of the queue: its author looks. A real failure is fixed on
+            // the branch (rebased onto the tip); a flake goes back in line.
+            let i = group[0];
+            if run.real {
+                sim.start_busy(i, Busy::Fix);
+            } else {
+                queue.insert(0, i);
+            }
+        } else {
+            let half = group.len().div_ceil(2);
+            batches.push_front(group[half..].to_vec());
+            batches.push_front(group[..half].to_vec());
+        }
+    }
+    if running.is_none() {
+        let group = match batches.pop_front() {
+            Some(g) => g,
+            None => {
+                let take = queue.len().min(size);
+                queue.drain(..take).collect()
+            }
+        };
+        // Build the group on the tip in order; a PR that conflicts with the tip
+        // leaves the queue to be rebased, one that conflicts with a PR ahead of
+        // it in the group waits for a later group.
+        let mut kept: Vec<usize> = Vec::new();
+        let mut files: Vec<u16> = Vec::new();
+        for i in group {
+            if !sim.prs[i].open || !sim.ready(i) {
+                continue;
+            }
+            if sim.prs[i].conflicting {
+                sim.start_busy(i, Busy::Rebase);
+                continue;
+            }
+            let clashes = kept.iter().any(|&j| {
+                sim.d.specs[i]
+                    .files
+                    .iter()
+                    .any(|f| sim.d.specs[j].files.contains(f))
+                    && coin(sim.d.p.seed, i as u64, j as u64, sim.d.p.conflict)
+            });
+            if clashes {
+                queue.insert(0, i);
+                continue;
+            }
+            files.extend(&sim.d.specs[i].files);
+            kept.push(i);
+        }
+        if !kept.is_empty() {
+            let mut tree = sim.base[sim.tip()].clone();
+            for &i in &kept {
+                tree = tree.with(i, sim.prs[i].fixes);
+            }
+            let run = sim.run(&tree);
+            *running = Some((kept, run));
+        }
+    }
+}
+
+fn state_of(run: Option<Run>, t: u64) -> CiState {
+    match run {
+        None => CiState::Pending,
+        Some(r) if r.done > t => CiState::Pending,
+        Some(r) if r.red => CiState::Red,
+        Some(_) => CiState::Green,
+    }
+}
+
+/// The merger room's input, built from the model's state as the host would.
+///
+/// Base commits are given as the ones touching the PR's files plus, when there
+/// are others, the latest of those with no files: the rules read only whether
+/// the list is empty and which of the PR's files it touches, and the full list
+/// would make each pass copy every commit of a day-old branch.
+fn hallmark_input(sim: &Sim<'_>, pre_merge_check: bool, hot: bool, tip_wait: bool) -> MergerInput {
+    let t = sim.t;
+    let tip = sim.tip();
+    let sha = |v: usize| format!("v{v}");
+    let mut prs = Vec::new();
+    for (i, pr) in sim.prs.iter().enumerate() {
+        if !pr.open {
+            continue;
+        }
+        let head = format!("pr{i}-h{}", pr.head);
+        let mut base_commits: Vec<BaseCommit> = pr
+            .behind
+            .iter()
+            .map(|(v, files)| BaseCommit {
+                sha: sha(*v),
+                files: files.iter().map(|&f| sim.d.file_name(f)).collect(),
+            })
+            .collect();
+        if let Some(v) = pr.other_behind {
+            base_commits.push(BaseCommit {
+                sha: sha(v),
+                files: Vec::new(),
+            });
+        }
+        let rebasing = matches!(pr.busy, Some((_, Busy::Rebase | Busy::Fix)));
+        prs.push(PrFacts {
+            number: i as u32 + 1,
+            head_sha: head.clone(),
+            hallmark_sha: Some(head),
+            mergeable: if pr.conflicting {
+                MergeableState::Conflicting
+            } else {
+                MergeableState::Mergeable
+            },
+            ci: if pr.inherited {
+                CiState::Red
+            } else {
+                state_of(pr.ci, t)
+            },
+            checks: Vec::new(),
+            merge_check: pr.merge_check.map(|(v, run)| MergeCheck {
+                state: state_of(Some(run), t),
+                onto: sha(v),
+                head: format!("pr{i}-h{}", pr.head),
+                tree: Some(format!("tree-pr{i}-v{v}")),
+                skipped: None,
+            }),
+            changes_requested: pr.changes_requested,
+            review_requests: Vec::new(),
+            body: String::new(),
+            stacked_on: None,
+            files: sim.d.specs[i]
+                .files
+                .iter()
+                .map(|&f| sim.d.file_name(f))
+                .collect(),
+            base_commits,
+            rebasing,
+            lit_cleared: sim.lit_ok(i),
+        });
+    }
+    let window = 50;
+    let from = sim.base_files.len().saturating_sub(window);
+    let mut counts: Vec<(u16, u32)> = Vec::new();
+    for files in &sim.base_files[from..] {
+        for &f in files {
+            match counts.iter_mut().find(|(g, _)| *g == f) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((f, 1)),
+            }
+        }
+    }
+    counts.sort_unstable();
+    let tip_ci = match sim.tip_run {
+        Some((v, run)) if v == tip => state_of(Some(run), t),
+        // The day's first tip was green before the day began.
+        _ if tip == 0 => CiState::Green,
+        _ => CiState::Pending,
+    };
+    let tip_ci = match tip_ci {
+        CiState::Pending if !tip_wait => CiState::Green,
+        state => state,
+    };
+    MergerInput {
+        settings: MergeSettings {
+            require_ci: true,
+            update: UpdateMode::Files,
+            lit: vec!["deploy/".into()],
+            required_checks: Vec::new(),
+            pre_merge_check,
+            hot: hallmark::rooms::types::HotSettings {
+                window: window as u32,
+                threshold: if hot { 5 } else { 0 },
+            },
+        },
+        bases: vec![BaseQueue {
+            base: "main".into(),
+            tip_sha: sha(tip),
+            tip_ci,
+            recent: counts
+                .into_iter()
+                .map(|(f, commits)| PathCount {
+                    path: sim.d.file_name(f),
+                    commits,
+                })
+                .collect(),
+            merge_in_flight: sim.merge_in_flight.map(|(i, _)| i as u32 + 1),
+            prs,
+        }],
+        open_prs: Vec::new(),
+    }
+}
+
+/// Does what the plan says: the merge, the rebases, the merge checks asked for.
+fn hallmark_act(sim: &mut Sim<'_>, plan: &MergerPlan) {
+    let Some(base) = plan.bases.first() else {
+        return;
+    };
+    let tip = sim.tip();
+    let mut merged = false;
+    for d in &base.decisions {
+        let i = d.number as usize - 1;
+        if !sim.prs[i].open {
+            continue;
+        }
+        match d.action {
+            Action::Merge if !merged && sim.ready(i) && !sim.prs[i].conflicting => {
+                sim.merge(i, true);
+                merged = true;
+            }
+            Action::Rebase if sim.prs[i].busy.is_none() => sim.start_busy(i, Busy::Rebase),
+            Action::Wait
+                if d.reasons.first().map(String::as_str) == Some("merge_check_missing")
+                    && sim.busy_free(i) =>
+            {
+                let tree = sim.base[tip].with(i, sim.prs[i].fixes);
+                let run = sim.run(&tree);
+                sim.prs[i].merge_check = Some((tip, run));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Sim<'_> {
+    fn busy_free(&self, i: usize) -> bool {
+        self.prs[i].busy.is_none()
+    }
+}
+
+/// Runs the day under every strategy, Hallmark's through `room` (the built-in
+/// merger or any other merger room). A room that refuses or fails stops the run.
+pub fn run_all(
+    day: &Day,
+    strategies: &[Strategy],
+    room: &hallmark::rooms::Room,
+) -> Result<Vec<Report>, String> {
+    let mut error: Option<String> = None;
+    let reports = strategies
+        .iter()
+        .map(|&s| {
+            let mut judge = |input: &MergerInput| match room.judge_merges(input) {
+                Ok(Ok(plan)) => plan,
+                Ok(Err(f)) => {
+                    error.get_or_insert(format!("the room refused: {}", f.message));
+                    MergerPlan { bases: Vec::new() }
+                }
+                Err(e) => {
+                    error.get_or_insert(e.to_string());
+                    MergerPlan { bases: Vec::new() }
+                }
+            };
+            run(day, s, &mut judge)
+        })
+        .collect();
+    match error {
+        Some(e) => Err(e),
+        None => Ok(reports),
+    }
+}

@@ -1,0 +1,111 @@
+//! The simulated day at a fixed seed, smaller than the one in
+//! docs/performance.md so it runs in seconds in a debug build: the merger room's
+//! goals against the other strategies, through the real built-in room.
+
+#[path = "../examples/merge_day/model.rs"]
+#[allow(dead_code)]
+mod model;
+
+use std::sync::LazyLock;
+
+use hallmark::rooms::{Rooms, World};
+use model::{Day, Params, Report, Strategy};
+
+const HALLMARK: Strategy = Strategy::Hallmark {
+    pre_merge_check: true,
+    hot: true,
+    tip_wait: true,
+};
+const HALLMARK_0_3: Strategy = Strategy::Hallmark {
+    pre_merge_check: false,
+    hot: false,
+    tip_wait: true,
+};
+
+/// 60 PRs over the working day, seed 1: enough load that the strategies differ,
+/// with hidden semantic pairs that do reach a base merged without checks.
+fn day() -> Day {
+    let mut p = Params::full(1);
+    p.prs = 60;
+    Day::new(p)
+}
+
+static REPORTS: LazyLock<Vec<Report>> = LazyLock::new(|| {
+    let rooms = Rooms::without_cache().expect("engine");
+    let room = rooms.builtin(World::Merger).expect("built-in merger");
+    model::run_all(
+        &day(),
+        &[
+            HALLMARK,
+            HALLMARK_0_3,
+            Strategy::WhenGreen,
+            Strategy::AlwaysUpdate,
+            Strategy::Batch { size: 5 },
+        ],
+        &room,
+    )
+    .expect("the room answers every pass")
+});
+
+fn report(s: Strategy) -> &'static Report {
+    let name = s.name();
+    REPORTS
+        .iter()
+        .find(|r| r.name == name)
+        .expect("strategy was run")
+}
+
+#[test]
+fn the_merger_puts_no_broken_merge_on_the_base_and_the_fewest_of_all() {
+    let hallmark = report(HALLMARK);
+    assert_eq!(hallmark.broken, 0, "{hallmark:?}");
+    for r in REPORTS.iter() {
+        assert!(hallmark.broken <= r.broken, "{hallmark:?} vs {r:?}");
+    }
+    // The day does hold merges that break the base when nothing checks the
+    // merged result, so the zero above is earned, not empty.
+    assert!(report(Strategy::WhenGreen).broken > 0, "{REPORTS:?}");
+    assert!(report(HALLMARK_0_3).broken > 0, "{REPORTS:?}");
+    assert!(
+        hallmark.merged > 0 && hallmark.room_calls > 0,
+        "{hallmark:?}"
+    );
+}
+
+#[test]
+fn the_merger_uses_at_most_half_the_ci_runs_of_always_update() {
+    let hallmark = report(HALLMARK).ci_per_merged();
+    let always = report(Strategy::AlwaysUpdate).ci_per_merged();
+    assert!(
+        hallmark <= always / 2.0,
+        "CI runs per merged PR: merger {hallmark:.2}, always update {always:.2}"
+    );
+}
+
+/// The third goal, not met: the merger merges one PR per base CI run at best,
+/// so under this load its line is longer than a batching queue's. See the
+/// numbers in docs/performance.md.
+#[test]
+#[ignore = "goal not met today: the merger's p90 is worse than the batching queue's"]
+fn the_merger_p90_is_no_worse_than_the_batching_queue() {
+    let hallmark = report(HALLMARK);
+    let batch = report(Strategy::Batch { size: 5 });
+    assert!(
+        hallmark.never <= batch.never && hallmark.p90_min <= batch.p90_min,
+        "merger {hallmark:?}\nbatching {batch:?}"
+    );
+}
+
+#[test]
+fn the_day_is_the_same_for_the_same_seed() {
+    let rooms = Rooms::without_cache().expect("engine");
+    let room = rooms.builtin(World::Merger).expect("built-in merger");
+    let strategies = [HALLMARK, Strategy::Batch { size: 5 }];
+    let again = model::run_all(&day(), &strategies, &room).expect("runs");
+    assert_eq!(&again[0], report(HALLMARK));
+    assert_eq!(&again[1], report(Strategy::Batch { size: 5 }));
+    let mut other = Params::full(2);
+    other.prs = 60;
+    let different = model::run_all(&Day::new(other), &strategies[1..], &room).expect("runs");
+    assert_ne!(different[0], again[1], "the seed changes the day");
+}
