@@ -473,6 +473,8 @@ impl Item {
             | EventKind::Paused { .. }
             | EventKind::BudgetGranted { .. }
             | EventKind::TornLine { .. }
+            | EventKind::Merging { .. }
+            | EventKind::PrMerged { .. }
             | EventKind::Other => {}
         }
     }
