@@ -18,6 +18,8 @@ pub struct QueueReply {
     pub at: String,
     /// The room that judged it.
     pub room: RoomSeen,
+    /// gh calls that pass made to gather its facts.
+    pub calls: usize,
     /// One queue per base, each PR with its action, reasons and `waits_for`.
     pub bases: Vec<PlannedBase>,
     /// Shipped PRs left alone while their item is held for a person.
@@ -88,6 +90,7 @@ pub fn run(ctx: &Ctx, args: &QueueArgs) -> Result<Reply> {
         merger_on,
         at: plan.at,
         room: plan.room,
+        calls: plan.calls,
         bases,
         held: plan.held,
         next,
