@@ -38,24 +38,57 @@ impl Queue {
     /// A branch off main with one commit writing `file`, pushed, its PR opened, CI green
     /// at its head, and its item shipped and hallmarked at that head.
     fn ship(&self, branch: &str, file: &str, content: &str) -> Shipped {
+        self.ship_with_body(branch, file, content, "")
+    }
+
+    /// [`Queue::ship`] with a PR description.
+    fn ship_with_body(&self, branch: &str, file: &str, content: &str, body: &str) -> Shipped {
         let sb = &self.sb;
         sb.git(&sb.repo, &["switch", "-q", "-c", branch, "origin/main"]);
         let sha = sb.commit(&sb.repo, file, content, &format!("Change {file}"));
         sb.git(&sb.repo, &["push", "-q", "origin", branch]);
         sb.git(&sb.repo, &["switch", "-q", "main"]);
         let github = sb.github();
-        let n = github.open_pr(branch, "main", &format!("Change {file}"), "hallmark-bot");
+        let title = format!("Change {file}");
+        let n = github.open_pr_with_body(branch, "main", &title, body, "hallmark-bot");
         github.ci(&sha).set("test", CheckState::Success);
         let id = sb.shipped_item(branch, None, &sha, Some(&github.pr_url(n)));
         Shipped { id, n, sha }
     }
 
-    /// One `hall daemon run --until-idle`: a watch, then a merger pass.
-    fn daemon(&self) -> Run {
-        let run = self.sb.hall(
-            &self.sb.repo,
-            &["daemon", "run", "--until-idle", "--tick", "0.05"],
+    /// [`Queue::ship`] from a worktree of its own at `<root>/wt-<branch>`, which a
+    /// rebase the merger asks for happens in.
+    fn ship_in_worktree(&self, branch: &str, file: &str, content: &str) -> Shipped {
+        let sb = &self.sb;
+        let wt = sb.root.join(format!("wt-{branch}"));
+        sb.git(
+            &sb.repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                branch,
+                wt.to_str().unwrap(),
+                "origin/main",
+            ],
         );
+        let sha = sb.commit(&wt, file, content, &format!("Change {file}"));
+        sb.git(&wt, &["push", "-q", "-u", "origin", branch]);
+        let github = sb.github();
+        let n = github.open_pr(branch, "main", &format!("Change {file}"), "hallmark-bot");
+        github.ci(&sha).set("test", CheckState::Success);
+        let id = sb.shipped_item(branch, Some(&wt), &sha, Some(&github.pr_url(n)));
+        Shipped { id, n, sha }
+    }
+
+    /// One `hall daemon run --until-idle`: a watch, then a merger pass (and whatever
+    /// the loop then does, with a scripted model that approves).
+    fn daemon(&self) -> Run {
+        let script = self
+            .sb
+            .script_model(&json!({"review": [approve(), approve()]}));
+        let run = self.sb.run_loop(&script, &[]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         run
     }
@@ -207,6 +240,76 @@ fn three_prs_on_separate_files_merge_one_a_pass_with_no_rebase() {
     for f in ["a.txt", "b.txt", "c.txt"] {
         assert!(tree.lines().any(|l| l == f), "{tree}");
     }
+}
+
+#[test]
+fn two_prs_on_one_file_merge_in_order_with_one_rebase_of_the_second() {
+    let q = Queue::new("");
+    let lines: String = (1..=40).map(|n| format!("line {n}\n")).collect();
+    q.sb.commit(&q.sb.repo, "long.txt", &lines, "A long file");
+    q.sb.git(&q.sb.repo, &["push", "-q", "origin", "main"]);
+    let a = q.ship_in_worktree("a", "long.txt", &lines.replace("line 1\n", "line one\n"));
+    let b = q.ship_in_worktree("b", "long.txt", &lines.replace("line 40\n", "line forty\n"));
+
+    // #1 merges; #2 touches the file #1 claims, so it waits for #1 and is not rebased
+    // yet (its rebase would have to be done again after #1 lands).
+    let run = q.daemon();
+    assert_eq!(q.merged(), [a.n], "{}", run.stderr);
+    let (action, reasons, waits) = q.planned(b.n);
+    assert_eq!(
+        (action.as_str(), reasons, waits),
+        ("wait", vec!["claimed_files".to_string()], vec![a.n])
+    );
+    assert!(q.events_of(&b.id, "rebase_requested").is_empty());
+
+    // #1 delivered: #2's turn. It is behind main on its own file, so it is reopened
+    // with a rebase request, which git does alone; the approval carries and the PR is
+    // updated in place.
+    let run = q.daemon();
+    assert_eq!(q.planned(b.n).0, "rebase", "{}", run.stderr);
+    let asked = q.events_of(&b.id, "rebase_requested");
+    assert_eq!(asked.len(), 1, "{}", run.stderr);
+    assert_eq!(asked[0]["actor"], "merger");
+    let item = q.status(&b.id);
+    assert_eq!(item["state"], "closed", "{item} {}", run.stderr);
+    let head = q.sb.github().pr(b.n).unwrap().head_oid;
+    assert_ne!(head, b.sha, "the PR was updated with the rebased head");
+    assert_eq!(q.merged(), [a.n]);
+
+    // Its CI passes at the new head: it merges, with no second rebase.
+    q.sb.github().ci(&head).set("test", CheckState::Success);
+    let run = q.daemon();
+    assert_eq!(q.merged(), [a.n, b.n], "{}", run.stderr);
+    assert_eq!(q.events_of(&b.id, "rebase_requested").len(), 1);
+    assert!(q.events_of(&a.id, "rebase_requested").is_empty());
+    assert_eq!(q.events_of(&b.id, "pr_merged")[0]["head"], head.as_str());
+    let main = q.sb.git(
+        &q.sb.root,
+        &["--git-dir", "origin.git", "show", "main:long.txt"],
+    );
+    assert!(
+        main.starts_with("line one\n") && main.ends_with("line forty"),
+        "{main}"
+    );
+}
+
+#[test]
+fn a_pr_that_depends_on_a_newer_one_merges_after_it() {
+    let q = Queue::new("");
+    let a = q.ship_with_body("a", "a.txt", "a\n", "Uses the helper.\n\nDepends on #2\n");
+    let b = q.ship("b", "b.txt", "b\n");
+    let run = q.daemon();
+    let (action, reasons, waits) = q.planned(a.n);
+    assert_eq!(
+        (action.as_str(), reasons, waits),
+        ("wait", vec!["depends_on_open".to_string()], vec![b.n]),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(q.planned(b.n).0, "merge");
+    assert_eq!(q.merged(), [b.n]);
+    let run = q.daemon();
+    assert_eq!(q.merged(), [a.n, b.n], "{}", run.stderr);
 }
 
 #[test]
