@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use hallmark_tests::github::{CheckState, PrState};
-use hallmark_tests::sandbox::{Run, Sandbox};
+use hallmark_tests::sandbox::{Run, Sandbox, built_wasm};
 
 const MERGER: &str = "base = \"main\"\ngates = [\"sh check.sh\"]\n[merge]\nmode = \"auto\"\n";
 
@@ -310,6 +310,67 @@ fn a_pr_that_depends_on_a_newer_one_merges_after_it() {
     assert_eq!(q.merged(), [b.n]);
     let run = q.daemon();
     assert_eq!(q.merged(), [a.n, b.n], "{}", run.stderr);
+}
+
+#[test]
+fn the_base_branch_merger_room_decides_and_one_on_a_pr_branch_changes_nothing() {
+    let q = Queue::new("");
+    // PR #1 brings a stricter merger room (it holds every PR) and names it in its own
+    // copy of the config: a branch can't choose its own judge, so the built-in room
+    // decides and #1 merges.
+    let sb = &q.sb;
+    sb.git(&sb.repo, &["switch", "-q", "-c", "strict", "origin/main"]);
+    std::fs::create_dir_all(sb.repo.join("rooms")).unwrap();
+    std::fs::copy(
+        built_wasm("hall_fixture_hold_all.wasm"),
+        sb.repo.join("rooms/hold-all.wasm"),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(sb.repo.join(".hallmark.toml")).unwrap();
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        format!("{config}[rooms]\nmerger = \"rooms/hold-all.wasm\"\n"),
+    )
+    .unwrap();
+    sb.git(&sb.repo, &["add", "-A"]);
+    sb.git(&sb.repo, &["commit", "-q", "-m", "A stricter merger room"]);
+    let sha = sb.git(&sb.repo, &["rev-parse", "HEAD"]);
+    sb.git(&sb.repo, &["push", "-q", "origin", "strict"]);
+    sb.git(&sb.repo, &["switch", "-q", "main"]);
+    let github = sb.github();
+    let n = github.open_pr("strict", "main", "A stricter merger room", "hallmark-bot");
+    github.ci(&sha).set("test", CheckState::Success);
+    let strict = sb.shipped_item("strict", None, &sha, Some(&github.pr_url(n)));
+    let run = q.daemon();
+    assert_eq!(
+        q.queue()["room"]["name"],
+        "builtin:merger",
+        "{}",
+        run.stderr
+    );
+    assert_eq!(q.merged(), [n], "{}", run.stderr);
+    let used = q.events_of(&strict, "room_used");
+    assert_eq!(used.last().unwrap()["source"], "built-in", "{used:?}");
+
+    // Once it is on the base branch, it decides: the next PR is held, not merged.
+    q.daemon();
+    sb.git(&sb.repo, &["pull", "-q", "--ff-only", "origin", "main"]);
+    let b = q.ship("b", "b.txt", "b\n");
+    let run = q.daemon();
+    let plan = q.queue();
+    assert!(
+        plan["room"]["name"]
+            .as_str()
+            .unwrap()
+            .contains("rooms/hold-all.wasm"),
+        "{plan}"
+    );
+    let (action, reasons, _) = q.planned(b.n);
+    assert_eq!(action, "hold", "{}", run.stderr);
+    assert_eq!(reasons, ["held_by_the_repository_room"]);
+    assert_eq!(q.merged(), [n], "{}", run.stderr);
+    // Not a `lit` hold, so the item itself is not held: the plan says why it waits.
+    assert!(q.status(&b.id)["hold"].is_null());
 }
 
 #[test]
