@@ -374,6 +374,49 @@ fn the_base_branch_merger_room_decides_and_one_on_a_pr_branch_changes_nothing() 
 }
 
 #[test]
+fn a_merge_waits_for_the_base_tip_checks() {
+    let q = Queue::new("");
+    // The base has CI, so a tip with no run yet counts as running.
+    let sb = &q.sb;
+    std::fs::create_dir_all(sb.repo.join(".github/workflows")).unwrap();
+    sb.commit(
+        &sb.repo,
+        ".github/workflows/ci.yml",
+        "on: [push, pull_request]\n",
+        "CI",
+    );
+    sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
+    let a = q.ship("a", "a.txt", "a\n");
+    let b = q.ship("b", "b.txt", "b\n");
+    let run = q.daemon();
+    let (action, reasons, _) = q.planned(a.n);
+    assert_eq!(
+        (action.as_str(), reasons),
+        ("wait", vec!["base_ci_pending".to_string()]),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(q.queue()["bases"][0]["tip_ci"], "pending");
+    assert!(q.merged().is_empty());
+    // Five minutes on with still no run: none is coming, and #1 merges.
+    let later = sb.run_loop(
+        &sb.script_model(&json!({})),
+        &[("HALL_NOW", "2026-11-02T09:06:00Z")],
+    );
+    assert_eq!(later.code, 0, "{}", later.stderr);
+    assert_eq!(q.merged(), [a.n], "{}", later.stderr);
+    // The merge's tip: its run is going, then passes.
+    let tip = q.tip();
+    q.sb.github().ci(&tip).set("test", CheckState::Running);
+    let run = q.daemon();
+    assert_eq!(q.planned(b.n).1, ["base_ci_pending"], "{}", run.stderr);
+    assert_eq!(q.merged(), [a.n]);
+    q.sb.github().ci(&tip).set("test", CheckState::Success);
+    let run = q.daemon();
+    assert_eq!(q.merged(), [a.n, b.n], "{}", run.stderr);
+}
+
+#[test]
 fn a_red_base_tip_stops_the_line_names_the_suspect_and_green_resumes_it() {
     let q = Queue::new("");
     let a = q.ship("a", "a.txt", "a\n");

@@ -364,14 +364,21 @@ pub fn commit_checks(
             continue;
         }
         let contexts = &node["statusCheckRollup"]["contexts"]["nodes"];
-        let list: Vec<CheckContext> = if contexts.is_array() {
-            serde_json::from_value(contexts.clone()).map_err(|source| GhError::BadJson {
-                args: "api graphql (MergerBaseTips)".into(),
-                source,
-            })?
-        } else {
-            Vec::new()
-        };
+        // Raw GraphQL says `null` where gh's own JSON says "" (a running check's
+        // conclusion): those fields are dropped, so their defaults stand.
+        let mut list: Vec<CheckContext> = Vec::new();
+        for node in contexts.as_array().into_iter().flatten() {
+            let mut node = node.clone();
+            if let Some(fields) = node.as_object_mut() {
+                fields.retain(|_, v| !v.is_null());
+            }
+            list.push(
+                serde_json::from_value(node).map_err(|source| GhError::BadJson {
+                    args: "api graphql (MergerBaseTips)".into(),
+                    source,
+                })?,
+            );
+        }
         out.insert(sha.clone(), list);
     }
     Ok(out)
