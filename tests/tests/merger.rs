@@ -417,6 +417,63 @@ fn a_merge_waits_for_the_base_tip_checks() {
 }
 
 #[test]
+fn a_stacked_pr_waits_for_its_parent_then_is_retargeted_and_rebased_at_its_turn() {
+    let q = Queue::new("");
+    let github = q.sb.github();
+    github.delete_branch_on_merge(true);
+    let a = q.ship("a", "a.txt", "a\n");
+    // #2 is built on #1's branch, and its PR is based on it.
+    let sb = &q.sb;
+    let wt = sb.root.join("wt-b");
+    sb.git(
+        &sb.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "b",
+            wt.to_str().unwrap(),
+            "a",
+        ],
+    );
+    let sha = sb.commit(&wt, "b.txt", "b\n", "Change b.txt");
+    sb.git(&wt, &["push", "-q", "-u", "origin", "b"]);
+    let n = github.open_pr("b", "a", "Change b.txt", "hallmark-bot");
+    github.ci(&sha).set("test", CheckState::Success);
+    let b = sb.shipped_item_on("b", "a", Some(&wt), &sha, Some(&github.pr_url(n)));
+
+    let run = q.daemon();
+    assert_eq!(q.merged(), [a.n], "{}", run.stderr);
+    let (action, reasons, waits) = q.planned(n);
+    assert_eq!(
+        (action.as_str(), reasons, waits),
+        ("wait", vec!["depends_on_open".to_string()], vec![a.n]),
+        "{}",
+        run.stderr
+    );
+    let plan = q.queue();
+    assert!(
+        plan["bases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["base"] == "a"),
+        "#2 is in the queue of its own base: {plan}"
+    );
+    // GitHub deleted #1's branch and moved #2 onto main; at #2's turn it is behind main
+    // on the files #1 brought (squashed there), so it is reopened to be rebased, never
+    // merged into the finished branch.
+    assert_eq!(github.pr(n).unwrap().base, "main");
+    let run = q.daemon();
+    let asked = q.events_of(&b, "rebase_requested");
+    assert_eq!(asked.len(), 1, "{}", run.stderr);
+    assert_eq!(asked[0]["base"], "main");
+    assert_eq!(asked[0]["actor"], "merger");
+    assert_ne!(github.pr(n).unwrap().state, PrState::Merged);
+}
+
+#[test]
 fn a_red_base_tip_stops_the_line_names_the_suspect_and_green_resumes_it() {
     let q = Queue::new("");
     let a = q.ship("a", "a.txt", "a\n");

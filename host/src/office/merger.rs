@@ -313,15 +313,52 @@ fn git_facts(
     (files, base_commits, mergeable)
 }
 
-/// One pass of the merger over the repository. Off unless `[merge] mode = "auto"`.
+/// The merger's lease on a repository: an exclusive lock on `leases/merger.lock`,
+/// held for one pass. The system drops it when the process ends, however it ends, so
+/// a killed daemon leaves nothing to expire.
+fn lease(hall: &Hall) -> Result<Option<std::fs::File>> {
+    let dir = hall.journal.root().join("leases");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| HallError::internal(format!("{}: {e}", dir.display())))?;
+    let path = dir.join("merger.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| HallError::internal(format!("{}: {e}", path.display())))?;
+    match fs4::FileExt::try_lock(&file) {
+        Ok(()) => Ok(Some(file)),
+        Err(fs4::TryLockError::WouldBlock) => Ok(None),
+        Err(fs4::TryLockError::Error(e)) => {
+            Err(HallError::internal(format!("{}: {e}", path.display())))
+        }
+    }
+}
+
+/// One pass of the merger over the repository. Off unless `[merge] mode = "auto"`;
+/// skipped (nothing done) while another process's merger holds the repository.
 pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
     let mut out = Passed::default();
     if hall.config.merge.mode != MergeMode::Auto {
         return Ok(out);
     }
+    let Some(_lease) = lease(hall)? else {
+        out.did
+            .push("another merger is judging this repository; this pass is skipped".into());
+        return Ok(out);
+    };
     let office = ctx.acting_as("merger");
     let dir = hall.repo.main_root.clone();
     let shipped = shipped_items(hall)?;
+    // Every item's PR by its branch, delivered ones too (a stacked PR's parent).
+    let branch_prs: BTreeMap<String, u64> = hall
+        .index()?
+        .items(true)
+        .map_err(HallError::from)?
+        .into_iter()
+        .filter_map(|row| Some((row.branch.clone(), pr_number(row.pr.as_deref()?)?)))
+        .collect();
     let rooms = crate::hall::policy::runtime_for(Some(hall))?;
     let room = crate::hall::policy::room(&rooms, Some(hall), World::Merger)?;
     let info = room.info().clone();
@@ -476,13 +513,25 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         };
         let (files, base_commits, mergeable) =
             git_facts(&dir, tip.as_str(), &pr.head_ref_oid, &pr.mergeable);
-        let stacked_on = (s.item.base != hall.config.base)
-            .then(|| {
-                open.iter()
-                    .find(|p| p.head_ref_name == s.item.base)
-                    .map(|p| p.number as u32)
-            })
-            .flatten();
+        // Stacked: based on another branch than the configured base. The PR of that
+        // branch goes first; once it merged, this one waits for GitHub to retarget it
+        // onto the base (its parent then counts as open), never merging into a branch
+        // that is done.
+        let stacked_on = if base != hall.config.base {
+            let parent = open
+                .iter()
+                .find(|p| p.head_ref_name == base)
+                .map(|p| p.number)
+                .or_else(|| branch_prs.get(&base).copied());
+            if let Some(p) = parent
+                && !by_number.contains_key(&p)
+            {
+                open_prs.push(p as u32);
+            }
+            parent.map(|p| p as u32)
+        } else {
+            None
+        };
         let facts = PrFacts {
             number,
             head_sha: pr.head_ref_oid.clone(),

@@ -216,6 +216,11 @@ impl GitHub {
             .unwrap_or_else(|e| panic!("merge: {e}"));
     }
 
+    /// Turns the repository setting "automatically delete head branches" on or off.
+    pub fn delete_branch_on_merge(&self, on: bool) {
+        self.with(|w| w.delete_branch_on_merge = on);
+    }
+
     /// Closes PR `n` without merging.
     pub fn close_pr(&self, n: u64) {
         self.with(|w| w.set_pr_state(n, PrState::Closed))
