@@ -737,65 +737,6 @@ pub fn push_as(dir: &Path, remote: &str, refspec: &str, actor: &str) -> Result<(
         .map(drop)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    pub(super) fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .expect("git");
-        assert!(out.status.success(), "{args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    #[test]
-    fn native_head_agrees_with_git_for_loose_packed_detached_and_worktree_heads() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path().join("r");
-        std::fs::create_dir_all(&root).expect("mkdir");
-        git(&root, &["init", "-q", "-b", "main"]);
-        git(&root, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        let check = |d: &Path| {
-            let repo = Repo::discover(d).expect("repo");
-            assert_eq!(
-                head_native(&repo),
-                Some(Sha::new(git(d, &["rev-parse", "HEAD"]))),
-                "{}",
-                d.display()
-            );
-        };
-        check(&root);
-        git(&root, &["pack-refs", "--all"]);
-        check(&root);
-        git(&root, &["commit", "-q", "--allow-empty", "-m", "two"]);
-        check(&root);
-        let wt = dir.path().join("wt");
-        git(
-            &root,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                "side",
-                wt.to_str().expect("utf8"),
-            ],
-        );
-        git(&wt, &["commit", "-q", "--allow-empty", "-m", "three"]);
-        check(&wt);
-        git(&root, &["checkout", "-q", "--detach", "HEAD~1"]);
-        check(&root);
-    }
-}
-
 /// Fetches every one of `refspecs` from `remote` in one git process, quietly.
 pub fn fetch_all(dir: &Path, remote: &str, refspecs: &[String]) -> Result<()> {
     let mut args = vec!["fetch", "--quiet", "--no-tags", remote];
@@ -860,4 +801,63 @@ pub fn has_files_under(dir: &Path, rev: &str, dir_path: &str) -> bool {
         &["ls-tree", "--name-only", rev, &format!("{dir_path}/")],
     )
     .is_ok_and(|out| !out.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn native_head_agrees_with_git_for_loose_packed_detached_and_worktree_heads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("r");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let check = |d: &Path| {
+            let repo = Repo::discover(d).expect("repo");
+            assert_eq!(
+                head_native(&repo),
+                Some(Sha::new(git(d, &["rev-parse", "HEAD"]))),
+                "{}",
+                d.display()
+            );
+        };
+        check(&root);
+        git(&root, &["pack-refs", "--all"]);
+        check(&root);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        check(&root);
+        let wt = dir.path().join("wt");
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "side",
+                wt.to_str().expect("utf8"),
+            ],
+        );
+        git(&wt, &["commit", "-q", "--allow-empty", "-m", "three"]);
+        check(&wt);
+        git(&root, &["checkout", "-q", "--detach", "HEAD~1"]);
+        check(&root);
+    }
 }
