@@ -208,6 +208,17 @@ fn three_prs_on_separate_files_merge_one_a_pass_with_no_rebase() {
     assert_eq!(q.queue()["calls"], 2);
     eprintln!("requests of one daemon run with a merge: {asked:?}");
     assert_eq!(q.queue()["room"]["name"], "builtin:merger");
+    // On a terminal, the same plan for a person.
+    if let Some(text) = q.sb.on_a_terminal(&q.sb.repo, "hall queue") {
+        assert!(
+            text.contains(&format!("#1 {}  merge: ready", a.id)),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("#2 {}  wait for #1: one_merge_at_a_time", b.id)),
+            "{text}"
+        );
+    }
     let merged = q.events_of(&a.id, "pr_merged");
     assert_eq!(merged.len(), 1);
     assert_eq!(merged[0]["head"], a.sha.as_str());
@@ -592,6 +603,30 @@ fn a_lit_pr_is_held_for_a_person_and_merges_after_retry() {
     let run = q.daemon();
     assert_eq!(q.merged(), [a.n, b.n], "{}", run.stderr);
     assert_eq!(q.events_of(&a.id, "pr_merged")[0]["head"], a.sha.as_str());
+
+    // Another lit PR, merged by the person on GitHub instead: once delivered, its hold
+    // is gone from the item and the inbox.
+    let c = q.ship("c", "deploy/staging.yml", "replicas: 1\n");
+    q.daemon();
+    assert_eq!(q.status(&c.id)["hold"]["kind"], "lit");
+    q.sb.github().merge(c.n);
+    let run = q.daemon();
+    let item = q.status(&c.id);
+    assert_eq!(item["delivered"]["merged"], true, "{}", run.stderr);
+    assert!(item["hold"].is_null(), "{item}");
+    let inbox = q.sb.hall(&q.sb.repo, &["inbox"]).ok();
+    assert!(
+        !inbox["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "lit"),
+        "{inbox}"
+    );
+    assert!(
+        q.events_of(&c.id, "merging").is_empty(),
+        "the merger never ran it"
+    );
 }
 
 #[test]

@@ -277,6 +277,16 @@ impl Scheduler {
                 let did = format!("merger paused: {} ({})", e.message, e.code.as_str());
                 self.say_once(repo, None, "merger", did);
             }
+            Err(office::delivery::WatchError::RateLimited(m)) => {
+                // The watch's backoff covers the repository; the merger waits as long.
+                let wait = Duration::from_secs(15 * 60);
+                self.next_merge.insert(repo.to_path_buf(), now + wait);
+                let did = format!(
+                    "merger: GitHub's rate limit is spent; next try in {} ({m})",
+                    humantime::format_duration(wait)
+                );
+                self.say(&shown, None, "merger", did);
+            }
             Err(e) => {
                 let did = format!("merger paused until GitHub answers: {e}");
                 self.say_once(repo, None, "merger", did);
