@@ -243,6 +243,11 @@ fn three_prs_on_separate_files_merge_one_a_pass_with_no_rebase() {
         assert_eq!(q.status(&s.id)["delivered"]["merged"], true);
         assert_eq!(q.events_of(&s.id, "pr_merged").len(), 1);
     }
+    // Nothing queued and main's last tip settled: a pass asks GitHub nothing.
+    q.daemon();
+    let mark = q.sb.github().requests().len();
+    let run = q.daemon();
+    assert_eq!(q.asked_since(mark), Vec::<String>::new(), "{}", run.stderr);
     // Every file is on main.
     let tree = q.sb.git(
         &q.sb.root,
@@ -539,6 +544,29 @@ fn a_red_base_tip_stops_the_line_names_the_suspect_and_green_resumes_it() {
             .any(|e| e["kind"] == "base_red"),
         "{inbox}"
     );
+
+    // #2's merge breaks main too, and nothing else is queued: a tip after a merge is
+    // still watched, and so is the stopped line, until the tip is green.
+    q.sb.github().ci(&q.tip()).set("test", CheckState::Failure);
+    q.daemon();
+    let reds = || -> Vec<String> {
+        q.sb.hall(&q.sb.repo, &["inbox"]).ok()["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "base_red")
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let now_red = reds();
+    assert_eq!(now_red.len(), 1, "{now_red:?}");
+    assert!(
+        now_red[0].ends_with(&format!("Suspects: #{}", b.n)),
+        "{now_red:?}"
+    );
+    q.sb.github().ci(&q.tip()).set("test", CheckState::Success);
+    q.daemon();
+    assert!(reds().is_empty());
 }
 
 #[test]

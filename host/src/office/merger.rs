@@ -111,6 +111,18 @@ pub struct Plan {
     /// The last tip seen green, per base (the suspects of a red tip merged after it).
     #[serde(default)]
     pub last_green: BTreeMap<String, String>,
+    /// Each base's tip as last judged, and its checks then: a base is watched with
+    /// nothing queued until its tip's checks settle.
+    #[serde(default)]
+    pub tips: BTreeMap<String, TipSeen>,
+}
+
+/// A base tip and what its checks said.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TipSeen {
+    pub tip: String,
+    /// `green`, `red`, `pending`, `missing` or `abandoned`.
+    pub ci: String,
 }
 
 /// The plan file of `hall`'s repository.
@@ -372,7 +384,33 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         .as_ref()
         .map(|p| p.last_green.clone())
         .unwrap_or_default();
-    if shipped.is_empty() {
+    let mut tips_seen = previous
+        .as_ref()
+        .map(|p| p.tips.clone())
+        .unwrap_or_default();
+    // Bases watched with or without PRs: a stopped line until it is green, and a tip
+    // (after a merge, say) whose checks have not settled.
+    let red = red_bases(hall)?;
+    let mut watch: Vec<String> = red.clone();
+    let has_origin = git::has_remote(&dir, "origin");
+    for (base, seen_tip) in tips_seen.clone() {
+        if watch.contains(&base) {
+            continue;
+        }
+        let refspec = format!("+refs/heads/{base}:refs/remotes/origin/{base}");
+        if !has_origin || git::fetch_all(&dir, "origin", &[refspec]).is_err() {
+            // Gone (a stacked branch deleted on merge): no longer watched.
+            tips_seen.remove(&base);
+            continue;
+        }
+        let now_tip = git::commit(&dir, &format!("origin/{base}")).map(|t| t.to_string());
+        let settled = now_tip.as_deref() == Some(seen_tip.tip.as_str())
+            && matches!(seen_tip.ci.as_str(), "green" | "missing" | "abandoned");
+        if !settled {
+            watch.push(base);
+        }
+    }
+    if shipped.is_empty() && watch.is_empty() {
         write_plan(
             hall,
             &Plan {
@@ -382,6 +420,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
                 bases: Vec::new(),
                 held: Vec::new(),
                 last_green,
+                tips: tips_seen,
             },
         )?;
         return Ok(out);
@@ -431,13 +470,19 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             bases.insert(s.item.base.clone());
         }
     }
+    bases.extend(watch.iter().cloned());
     for b in &bases {
         refspecs.push(format!("+refs/heads/{b}:refs/remotes/origin/{b}"));
     }
     refspecs.sort();
     refspecs.dedup();
-    let fetched =
-        git::has_remote(&dir, "origin") && git::fetch_all(&dir, "origin", &refspecs).is_ok();
+    // One fetch; should one ref be gone, each of the others alone.
+    let fetched = has_origin
+        && (git::fetch_all(&dir, "origin", &refspecs).is_ok()
+            || refspecs
+                .iter()
+                .map(|r| git::fetch_all(&dir, "origin", std::slice::from_ref(r)).is_ok())
+                .fold(false, |any, ok| any || ok));
     let tip_of = |base: &str| -> Option<Sha> {
         let remote = format!("origin/{base}");
         fetched
@@ -553,6 +598,9 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             .prs
             .push(facts);
     }
+    for base in &watch {
+        queue_for(&mut queues, &tips, &checks, &dir, now, base);
+    }
     open_prs.sort_unstable();
     open_prs.dedup();
     let input = MergerInput {
@@ -581,6 +629,15 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             .unwrap_or_default();
         if queue.tip_ci == CiState::Green {
             last_green.insert(queue.base.clone(), tip.clone());
+        }
+        if !tip.is_empty() {
+            tips_seen.insert(
+                queue.base.clone(),
+                TipSeen {
+                    tip: tip.clone(),
+                    ci: ci_name(queue.tip_ci).to_string(),
+                },
+            );
         }
         planned.push(PlannedBase {
             base: queue.base.clone(),
@@ -614,6 +671,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             bases: planned.clone(),
             held,
             last_green: last_green.clone(),
+            tips: tips_seen,
         },
     )?;
 
@@ -899,6 +957,27 @@ fn line(
         })
     })?;
     Ok((!written.is_empty()).then_some(message))
+}
+
+/// The bases whose latest line notice is `base_red`: their line stays stopped, and
+/// watched, until a green tip says `base_green`.
+fn red_bases(hall: &Hall) -> Result<Vec<String>> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut red = Vec::new();
+    for n in hall.index()?.notices()?.iter().rev() {
+        if n.item.is_some() || (n.kind != "base_red" && n.kind != "base_green") {
+            continue;
+        }
+        let base = n.message.split(": ").next().unwrap_or_default().to_string();
+        if seen.contains(&base) {
+            continue;
+        }
+        seen.push(base.clone());
+        if n.kind == "base_red" {
+            red.push(base);
+        }
+    }
+    Ok(red)
 }
 
 /// The PRs the merger merged into `base` since its last green tip: each `pr_merged`
