@@ -216,7 +216,10 @@ fn shipped_items(hall: &Hall) -> Result<Vec<Shipped>> {
         let Some(number) = row.pr.as_deref().and_then(pr_number) else {
             continue;
         };
-        let item = hall.item(row.id)?;
+        // The index's cached fold first: most items with a PR are long delivered.
+        let Some(item) = index.item(row.id)? else {
+            continue;
+        };
         if item.delivered.is_some() || item.shipped.is_none() {
             continue;
         }
@@ -481,8 +484,9 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         && (git::fetch_all(&dir, "origin", &refspecs).is_ok()
             || refspecs
                 .iter()
-                .map(|r| git::fetch_all(&dir, "origin", std::slice::from_ref(r)).is_ok())
-                .fold(false, |any, ok| any || ok));
+                .filter(|r| git::fetch_all(&dir, "origin", std::slice::from_ref(*r)).is_ok())
+                .count()
+                > 0);
     let tip_of = |base: &str| -> Option<Sha> {
         let remote = format!("origin/{base}");
         fetched
