@@ -72,6 +72,8 @@ fn main() {
         item: id,
         sha: sha.clone(),
         tree: Some(git(&repo, &["rev-parse", "HEAD^{tree}"])),
+        // A version 3 hallmark, as the loop strikes them.
+        base: Some(sha.clone()),
         round: 1,
         model: Some("opus".into()),
         open_findings: vec![],

@@ -128,6 +128,12 @@ pub struct NewArgs {
     /// Use this branch name instead of the template.
     #[arg(long)]
     pub branch: Option<String>,
+    /// Start from a pull request's feedback (a number or URL; needs gh): its failing
+    /// checks, requests for changes and unanswered review comments. An open PR is taken
+    /// over (the item works on its branch and updates it); a merged or closed one gets a
+    /// new branch from its base.
+    #[arg(long, value_name = "PR", conflicts_with = "issue")]
+    pub follow_up: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -45,6 +45,8 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("\"claude\"", "claude"),
     ("\"sh\"", "platform"),
     ("\"cmd\"", "platform"),
+    ("\"kill\"", "platform"),
+    ("\"taskkill\"", "platform"),
 ];
 
 /// Modules that start a program named at run time: the run adapter (the model run or

@@ -97,6 +97,62 @@ pub fn process_gone(pid: u32) -> bool {
     }
 }
 
+/// When process `pid` started, as the system counts it (Linux: clock ticks since boot,
+/// from `/proc`), to tell a process from a later one that got the same pid. `None`
+/// where the system doesn't say cheaply; a caller then must not act on the pid.
+pub fn process_start(pid: u32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // After the `(comm)` field: state is field 3, starttime field 22.
+        let (_, rest) = stat.rsplit_once(')')?;
+        rest.split_whitespace().nth(19)?.parse().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// Starts `cmd` as the leader of a process group of its own, so that it and everything
+/// it starts can be stopped together ([`kill_process_group`]).
+pub fn own_process_group(cmd: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        cmd.creation_flags(CREATE_NEW_PROCESS_GROUP);
+    }
+}
+
+/// Kills the process group led by `pid` (a process started with
+/// [`own_process_group`]) and everything in it; on Windows, the process tree.
+pub fn kill_process_group(pid: u32) {
+    #[cfg(unix)]
+    let mut cmd = {
+        let mut c = Command::new("kill");
+        c.args(["-KILL", "--", &format!("-{pid}")]);
+        c
+    };
+    #[cfg(windows)]
+    let mut cmd = {
+        let mut c = Command::new("taskkill");
+        c.args(["/T", "/F", "/PID", &pid.to_string()]);
+        c
+    };
+    let _ = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
 /// The most bytes one command-line argument may safely carry: Linux refuses a single
 /// argument over 128 KiB, and Windows a whole command line over 32,767 characters.
 pub fn max_arg_bytes() -> usize {

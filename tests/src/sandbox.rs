@@ -32,6 +32,8 @@ pub struct Approval<'a> {
     pub open: Vec<&'a str>,
     /// For an approval carried across a rebase: the commit approved.
     pub carried_from: Option<&'a str>,
+    /// The commit the change was measured from: a version 3 note (none: version 2).
+    pub base: Option<&'a str>,
 }
 
 impl Default for Approval<'_> {
@@ -42,6 +44,7 @@ impl Default for Approval<'_> {
             model: None,
             open: Vec::new(),
             carried_from: None,
+            base: None,
         }
     }
 }
@@ -56,8 +59,14 @@ pub fn statement(note: &Value) -> String {
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    // Version 3 names the base after the tree.
+    let base = if note["v"].as_u64().unwrap_or(0) >= 3 {
+        format!("base {}\n", text("base"))
+    } else {
+        String::new()
+    };
     format!(
-        "hallmark v{}\nitem {}\ncommit {}\ntree {}\nround {}\nactor {}\nmodel {}\nopen {}\napproved {}\nsigner {}\n",
+        "hallmark v{}\nitem {}\ncommit {}\ntree {}\n{base}round {}\nactor {}\nmodel {}\nopen {}\napproved {}\nsigner {}\n",
         note["v"],
         text("item"),
         text("sha"),
@@ -601,6 +610,10 @@ impl Sandbox {
         if let Some(from) = approval.carried_from {
             note["approved_sha"] = from.into();
         }
+        if let Some(base) = approval.base {
+            note["v"] = 3.into();
+            note["base"] = base.into();
+        }
         note["sig"] = self.sign(&statement(&note)).into();
         note
     }
@@ -621,13 +634,16 @@ impl Sandbox {
             serde_json::json!({"event": "verdict", "sha": sha, "round": round, "approved": true, "model": "opus"}),
         );
         let tree = self.git(dir, &["rev-parse", &format!("{sha}^{{tree}}")]);
+        // Measured from where the branch left main, as the reviewer's diff is.
+        let base = self.git(dir, &["merge-base", "main", sha]);
         let approval = Approval {
             round,
             model: Some("opus"),
+            base: Some(&base),
             ..Approval::default()
         };
         let note = self.signed_note(item, sha, &tree, &approval);
-        let seal = serde_json::json!({"tree": tree, "signer": note["signer"], "key": note["key"], "sig": note["sig"]});
+        let seal = serde_json::json!({"tree": tree, "signer": note["signer"], "key": note["key"], "sig": note["sig"], "base": note["base"]});
         self.record(
             item,
             "assayer",

@@ -964,8 +964,10 @@ fn a_daemon_killed_mid_follow_through_leaves_one_update_one_comment_and_one_verd
         comments + 1,
         "one review comment for the update"
     );
+    // The first daemon's dev run, orphaned by the kill, was stopped before the second
+    // run started: nothing of it is left to commit in the worktree later.
     let left = l.sb.reap();
-    assert!(left.iter().all(|p| p.contains("claude")), "{left:?}");
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

@@ -60,7 +60,12 @@ fn reject_fix_approve_ship_close() {
     assert_eq!(note["actor"], "assayer");
     assert_eq!(note["round"], 3);
     assert_eq!(note["open_findings"], json!(["F2"]));
-    assert_eq!(note["v"], 2, "a signed hallmark");
+    assert_eq!(note["v"], 3, "a signed hallmark that names its base");
+    assert_eq!(
+        note["base"],
+        l.sb.git(&l.sb.repo, &["merge-base", "main", &sha]),
+        "measured from where the branch left main"
+    );
     assert_eq!(note["signer"], "ada@example.com");
     // The push gate now lets that commit be pushed from the worktree.
     let (out, _) = l.bash_hook("agent", "git push origin HEAD");
@@ -410,7 +415,12 @@ fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
     );
     // The shipper signed a new statement for the new commit, naming the approved one,
     // and it verifies against a list that trusts only the sandbox's key.
-    assert_eq!(note["v"], 2);
+    assert_eq!(note["v"], 3);
+    assert_eq!(
+        note["base"],
+        l.sb.git(&l.sb.repo, &["rev-parse", "main"]),
+        "the carried approval covers what the commit adds to the new base"
+    );
     assert_eq!(
         note["tree"],
         l.sb.git(&l.sb.repo, &["rev-parse", &format!("{new}^{{tree}}")])

@@ -82,13 +82,13 @@ fn the_loop_ends_with_a_signed_hallmark_that_a_fresh_clone_verifies() {
     let status = l.status();
     assert_eq!(status["item"]["state"], "closed", "{status}");
     let sha = status["item"]["hallmark"].as_str().unwrap().to_string();
-    // The note is a signed version 2 hallmark on that commit and its tree.
+    // The note is a signed version 3 hallmark on that commit and its tree.
     let note: Value = serde_json::from_str(
         &l.sb
             .git(&l.sb.repo, &["notes", "--ref=hallmark", "show", &sha]),
     )
     .unwrap();
-    assert_eq!(note["v"], 2);
+    assert_eq!(note["v"], 3);
     assert_eq!(note["sha"], sha.as_str());
     assert_eq!(
         note["tree"],
@@ -216,7 +216,7 @@ fn a_notes_push_that_fails_holds_the_item_and_notes_from_other_clones_are_kept()
             .git(&l.sb.origin, &["notes", "--ref=hallmark", "show", &sha]),
     )
     .unwrap();
-    assert_eq!(ours["v"], 2);
+    assert_eq!(ours["v"], 3);
     let now =
         l.sb.git(&l.sb.origin, &["rev-parse", "refs/notes/hallmark"]);
     l.sb.git(

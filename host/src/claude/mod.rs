@@ -293,6 +293,41 @@ fn fresh_name(dir: &Path, stamp: &str, role: &str) -> Result<(String, std::fs::F
     Err(files(dir)(std::io::Error::other("no free run file name")))
 }
 
+/// Stops the runs in `dir` whose daemon has died (its pid is gone) while they ran on,
+/// and removes their locks. A run is stopped only when its pid is still the process
+/// the lock names (the same start time), never a later process that reused the pid;
+/// where the system can't tell, the run is left alone.
+pub fn reap_orphans(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("lock") {
+            continue;
+        }
+        let Some(lock) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        else {
+            continue;
+        };
+        let pid = lock["pid"].as_u64().unwrap_or(0) as u32;
+        if pid == 0 || pid == std::process::id() || !crate::platform::process_gone(pid) {
+            continue;
+        }
+        if let (Some(child), Some(start)) = (lock["child"].as_u64(), lock["child_start"].as_u64()) {
+            let child = child as u32;
+            if crate::platform::process_start(child) == Some(start)
+                && !crate::platform::process_gone(child)
+            {
+                crate::platform::kill_process_group(child);
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
 /// Runs `spec`, streaming into `dir`, and reads its result.
 pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
     std::fs::create_dir_all(dir).map_err(files(dir))?;
@@ -300,6 +335,9 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
     let stream_path = dir.join(format!("{name}.jsonl"));
     let prompt = dir.join(format!("{name}.prompt.md"));
     std::fs::write(&prompt, &spec.prompt).map_err(files(&prompt))?;
+    // A run whose daemon was killed may still be running in the same worktree: it is
+    // stopped before another run starts, so the two never commit over each other.
+    reap_orphans(dir);
     let lock = dir.join(format!("{name}.lock"));
     std::fs::write(
         &lock,
@@ -314,6 +352,7 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(stderr);
+    crate::platform::own_process_group(&mut cmd);
     for k in &spec.remove_env {
         cmd.env_remove(k);
     }
@@ -334,6 +373,14 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
             return Ok(outcome);
         }
     };
+    // The lock names the run's process too, so a later run can stop it if this one's
+    // daemon dies first.
+    let child_start = crate::platform::process_start(child.id());
+    let _ = std::fs::write(
+        &lock,
+        json!({ "pid": std::process::id(), "role": spec.role, "child": child.id(), "child_start": child_start })
+            .to_string(),
+    );
     let Some(stdout) = child.stdout.take() else {
         let not_piped = std::io::Error::other("the run's stdout was not piped");
         return Err(files(&stream_path)(not_piped));
@@ -374,6 +421,7 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
             }
         }
         if started.elapsed() > spec.timeout {
+            crate::platform::kill_process_group(child.id());
             let _ = child.kill();
             let _ = child.wait();
             outcome.timed_out = true;

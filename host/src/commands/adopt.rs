@@ -32,13 +32,18 @@ fn gh_pr(hall: &Hall, pr: &str) -> Result<crate::gh::PullRequest> {
 
 pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
-    let base = args
+    let mut base = args
         .base
         .clone()
         .unwrap_or_else(|| hall.config.base.clone());
     let (branch, worktree, title, pr) = match args.pr {
         Some(n) => {
             let pr = gh_pr(&hall, &n.to_string())?;
+            // A PR already targets a base: the item is measured against it (stacked
+            // when it isn't the configured base), unless `--base` says otherwise.
+            if args.base.is_none() && !pr.base_ref_name.is_empty() {
+                base = pr.base_ref_name.clone();
+            }
             let wt = checkout_pr(&hall, &pr.head_ref_name)?;
             (
                 pr.head_ref_name,
@@ -72,9 +77,17 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
         }
     };
 
+    stack_base(&hall, &branch, &base)?;
     let index = hall.index()?;
     if let Some(id) = index.item_for_place(&worktree, Some(&branch))? {
-        let item = hall.item(id)?;
+        let mut item = hall.item(id)?;
+        // `--base` on an item that exists moves its base (stacks or unstacks it).
+        if args.base.is_some() && item.state != State::Dropped {
+            item = hall
+                .change(ctx, id)
+                .apply(Action::Restack { base: base.clone() })?
+                .after;
+        }
         match item.state {
             State::Dropped => {}
             State::Closed => {
@@ -139,8 +152,39 @@ fn reply(id: ItemId, item: &crate::item::Item, outcome: &str) -> Reply {
     Reply::new(&r, text)
 }
 
+/// Checks that `base` is a branch the item can be measured against: not its own
+/// branch, and one this clone has (fetched from origin when only origin has it).
+fn stack_base(hall: &Hall, branch: &str, base: &str) -> Result<()> {
+    if base == branch {
+        return Err(HallError::usage(format!(
+            "an item can't be stacked on its own branch {branch}"
+        ))
+        .hint(format!("hall adopt --base {}", hall.config.base)));
+    }
+    if base == hall.config.base {
+        return Ok(());
+    }
+    let root = &hall.repo.main_root;
+    let remote = format!("refs/remotes/origin/{base}");
+    let known = |root: &std::path::Path| {
+        git::branch_exists(root, base) || git::commit(root, &remote).is_some()
+    };
+    if known(root)
+        || (git::has_remote(root, "origin")
+            && git::fetch(root, "origin", base).is_ok()
+            && known(root))
+    {
+        return Ok(());
+    }
+    Err(HallError::usage(format!(
+        "there is no branch {base} here or on origin to stack the item on"
+    ))
+    .hint("git branch --all")
+    .hint(format!("hall adopt --base {}", hall.config.base)))
+}
+
 /// Fetches a PR's branch and gives it a worktree next to the main checkout.
-fn checkout_pr(hall: &Hall, head: &str) -> Result<String> {
+pub(super) fn checkout_pr(hall: &Hall, head: &str) -> Result<String> {
     if let Some(w) = git::worktrees(&hall.repo.main_root)?
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(head))

@@ -250,6 +250,8 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Reopened { reason, .. } => reason.clone(),
         EventKind::Restored {} => "CI passed on a re-run".into(),
         EventKind::RebaseRequested { base } => format!("rebase onto {base}"),
+        EventKind::Restacked { from, to } => format!("now on {to} (was {from})"),
+        EventKind::FollowUpOf { pr } => format!("follows up on {pr}"),
         EventKind::ReplyDrafted { comment, body } => {
             format!("a reply to review comment #{comment} drafted: {body}")
         }

@@ -11,6 +11,7 @@ mod doctor;
 mod drop;
 mod findings;
 mod fixed;
+mod follow_up;
 mod help;
 mod inbox;
 mod next;

@@ -27,6 +27,9 @@ pub struct NewReply {
 }
 
 pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
+    if let Some(pr) = &args.follow_up {
+        return super::follow_up::run(ctx, args, pr);
+    }
     let hall = ctx.hall()?;
     let mut request = args.request.clone().filter(|r| !r.trim().is_empty());
     let mut title = args.title.clone().filter(|t| !t.trim().is_empty());
@@ -50,15 +53,50 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
             );
         }
     };
-    let base = hall.config.base.clone();
-    let made = hall.journal.create_item(|id| -> Result<_> {
-        let branch = match &args.branch {
-            Some(b) => b.clone(),
+    let source = if args.issue.is_some() {
+        Source::Issue
+    } else {
+        Source::New
+    };
+    let fresh = Fresh {
+        title: &title,
+        request: request.as_deref(),
+        branch: args.branch.as_deref(),
+        base: &hall.config.base,
+        source,
+        issue: args.issue,
+    };
+    let made = create(ctx, &hall, &fresh, Vec::new())?;
+    finish(&hall, args, made, request.as_deref())
+}
+
+/// A new item on a new branch with a worktree of its own.
+pub(super) struct Fresh<'a> {
+    pub title: &'a str,
+    pub request: Option<&'a str>,
+    /// The branch name (default: the `branch` template).
+    pub branch: Option<&'a str>,
+    pub base: &'a str,
+    pub source: Source,
+    pub issue: Option<u64>,
+}
+
+/// Creates the item, its branch from `fresh.base` and its worktree; `more` are written
+/// with `created`, in the same write.
+pub(super) fn create(
+    ctx: &Ctx,
+    hall: &Hall,
+    fresh: &Fresh<'_>,
+    more: Vec<EventKind>,
+) -> Result<(ItemId, crate::item::Item)> {
+    hall.journal.create_item(|id| -> Result<_> {
+        let branch = match fresh.branch {
+            Some(b) => b.to_string(),
             None => template::render(
                 &hall.config.branch,
                 &[
                     ("id", &id.to_string()),
-                    ("slug", &template::slug(&title)),
+                    ("slug", &template::slug(fresh.title)),
                     ("repo", &hall.repo.name()),
                 ],
                 false,
@@ -72,34 +110,42 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
             .hint(format!("git switch {branch} && hall adopt"))
             .hint("hall new --branch <another name> …"));
         }
-        let worktree = crate::hall::worktree::make(&hall, id, &branch, &title, &base)?;
-        Ok(vec![ctx.event(
+        let worktree = crate::hall::worktree::make(hall, id, &branch, fresh.title, fresh.base)?;
+        let mut events = vec![ctx.event(
             Some(id),
             EventKind::Created {
-                title: title.clone(),
-                request: request.clone(),
+                title: fresh.title.to_string(),
+                request: fresh.request.map(str::to_string),
                 branch,
-                base: base.clone(),
+                base: fresh.base.to_string(),
                 worktree: Some(worktree.display().to_string()),
-                source: if args.issue.is_some() {
-                    Source::Issue
-                } else {
-                    Source::New
-                },
-                issue: args.issue,
+                source: fresh.source,
+                issue: fresh.issue,
                 pr: None,
             },
-        )])
-    })?;
+        )];
+        events.extend(more.into_iter().map(|k| ctx.event(Some(id), k)));
+        Ok(events)
+    })
+}
+
+/// Opens the session when asked, warns about Hallmark's files missing from the base,
+/// and says what's next.
+pub(super) fn finish(
+    hall: &Hall,
+    args: &NewArgs,
+    made: (ItemId, crate::item::Item),
+    request: Option<&str>,
+) -> Result<Reply> {
     let (id, item) = made;
     let worktree = item.worktree.clone().unwrap_or_default();
     let mut next = vec![format!("cd {worktree}"), format!("hall status {id}")];
     if args.open {
         // The session starts confined, as `hall claude` starts it.
-        let prompt = request.as_deref().unwrap_or(&title).to_string();
+        let prompt = request.unwrap_or(&item.title).to_string();
         let unconfined = !super::claude::confine_by_default();
         super::claude::launch(
-            &hall,
+            hall,
             std::path::Path::new(&worktree),
             &id.to_string(),
             unconfined,

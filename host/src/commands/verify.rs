@@ -31,6 +31,9 @@ pub struct VerifyReply {
     pub key: String,
     /// For an approval carried across a rebase: the commit that was approved.
     pub approved_sha: Option<Sha>,
+    /// The commit the approved change was measured from (a version 3 hallmark), which
+    /// the base checked against contains.
+    pub base: Option<Sha>,
     /// Where the allowed signers came from.
     pub trust: String,
     pub next: Vec<String>,
@@ -54,6 +57,26 @@ fn pr_head(dir: &Path, n: u64) -> Result<(String, Option<String>)> {
         head.into_string(),
         Some(pr.base_ref_name).filter(|b| !b.is_empty()),
     ))
+}
+
+/// The revisions `base` may name here: a full ref as given, else origin's copy of the
+/// branch and the local branch, those that exist (the name itself when neither does).
+fn target_revs(dir: &Path, base: &str) -> Vec<String> {
+    if base.starts_with("refs/") {
+        return vec![base.to_string()];
+    }
+    let found: Vec<String> = [
+        format!("refs/remotes/origin/{base}"),
+        format!("refs/heads/{base}"),
+    ]
+    .into_iter()
+    .filter(|r| crate::git::commit(dir, r).is_some())
+    .collect();
+    if found.is_empty() {
+        vec![base.to_string()]
+    } else {
+        found
+    }
 }
 
 fn no_signers(what: String) -> HallError {
@@ -104,8 +127,26 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<Reply> {
         };
         err.hint("hall status")
     })?;
+    // The change it vouches for must sit on the base it is checked against.
+    let targets = target_revs(&dir, &base);
+    let on_base = targets
+        .iter()
+        .map(|t| hallmark::check_base(&dir, &verified, t))
+        .find(|r| r.is_ok())
+        .unwrap_or_else(|| {
+            let first = targets.first().map(String::as_str).unwrap_or(base.as_str());
+            hallmark::check_base(&dir, &verified, first)
+        });
+    if let Err(why) = on_base {
+        return Err(HallError::new(Code::NotHallmarked, why.to_string())
+            .with_check(why.check())
+            .hint(format!("git fetch origin {base}"))
+            .hint("hall adopt --base <the branch it was reviewed on>")
+            .hint("hall status"));
+    }
     let note = verified.note;
     let reply = VerifyReply {
+        base: note.base.clone(),
         tree: note.tree.clone().unwrap_or_default(),
         item: note.item,
         round: note.round,

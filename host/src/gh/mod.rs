@@ -280,6 +280,12 @@ pub fn pull_request(dir: &Path, pr: Option<&str>) -> Result<PullRequest> {
     json(dir, &args)
 }
 
+/// A pull request by number or URL with everything a follow-up needs to know about it:
+/// its reviews, its review decision and its checks ([`OPEN_PR_FIELDS`]).
+pub fn pull_request_in_full(dir: &Path, pr: &str) -> Result<PullRequest> {
+    json(dir, &["pr", "view", pr, "--json", OPEN_PR_FIELDS])
+}
+
 /// The fields [`open_pull_requests`] asks for.
 pub const OPEN_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state,\
                                   mergeable,reviewDecision,latestReviews,statusCheckRollup";

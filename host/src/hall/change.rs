@@ -28,6 +28,8 @@ pub struct Change<'a> {
     /// Written only with a decision, ahead of its events (what the decision rests on).
     grounds: Vec<Event>,
     signer: Option<&'a Signer>,
+    /// The commit the approved change was measured from, for the hallmark it may strike.
+    measured_from: Option<Sha>,
 }
 
 /// What a change did.
@@ -61,6 +63,7 @@ impl Hall {
             records: Vec::new(),
             grounds: Vec::new(),
             signer: None,
+            measured_from: None,
         }
     }
 }
@@ -86,6 +89,14 @@ impl<'a> Change<'a> {
         self
     }
 
+    /// The commit the change being approved was measured from (what the reviewer's diff
+    /// started at, or the base a carried rebase landed on). Without it, the hallmark
+    /// names the newest fork point of the commit with the item's base.
+    pub fn measured_from(mut self, base: Sha) -> Self {
+        self.measured_from = Some(base);
+        self
+    }
+
     /// Decides `action` against the item as it is under the lock.
     pub fn apply(self, action: Action) -> Result<Applied> {
         self.apply_with(|_| Some(action))
@@ -101,6 +112,7 @@ impl<'a> Change<'a> {
             records,
             grounds,
             signer,
+            measured_from,
         } = self;
         let mut decided = 0;
         let tx = hall
@@ -108,7 +120,8 @@ impl<'a> Change<'a> {
             .transact(id, |now, events| -> Result<Vec<Event>> {
                 let mut out = records;
                 if let Some(action) = choose(now) {
-                    let new = decide_stamped(hall, ctx, id, (now, events), action, signer)?;
+                    let sign = signer.map(|s| (s, measured_from.clone()));
+                    let new = decide_stamped(hall, ctx, id, (now, events), action, sign)?;
                     decided = new.len();
                     if decided > 0 {
                         out.extend(grounds);
@@ -145,7 +158,7 @@ fn decide_stamped(
     id: ItemId,
     (now, events): (&Item, &[Event]),
     mut action: Action,
-    signer: Option<&Signer>,
+    signer: Option<(&Signer, Option<Sha>)>,
 ) -> Result<Vec<Event>> {
     let stamp = |kinds: Vec<EventKind>| -> Vec<Event> {
         kinds.into_iter().map(|k| ctx.event(Some(id), k)).collect()
@@ -154,7 +167,7 @@ fn decide_stamped(
     let Some((sha, round)) = strikes(&kinds) else {
         return Ok(stamp(kinds));
     };
-    let signer = signer.ok_or_else(|| {
+    let (signer, measured_from) = signer.ok_or_else(|| {
         HallError::internal(format!(
             "{id}: the {} would strike a hallmark, but no key was given to sign it",
             action.name()
@@ -164,6 +177,7 @@ fn decide_stamped(
     after.extend(stamp(kinds));
     let mut note = super::hallmark::approval_note(&after, id, &sha, round);
     note.tree = Some(crate::git::tree_of(&hall.repo.main_root, &sha)?.into_string());
+    note.base = measured_from.or_else(|| newest_fork(hall, now, &sha));
     let seal = super::hallmark::sign_note(signer, &note)?;
     match &mut action {
         Action::Verdict { seal: s, .. } | Action::Rebased { seal: s, .. } => *s = Some(seal),
@@ -171,6 +185,26 @@ fn decide_stamped(
     }
     let kinds = decide(now, &action).map_err(|r| refused(id, r))?;
     Ok(stamp(kinds))
+}
+
+/// The newest commit `sha` shares with the item's base, as this clone has the base
+/// (its own branch and origin's copy): the latest point the change can have been
+/// measured from. A later claimed base only asks more of the branch the hallmark is
+/// checked against, never less.
+fn newest_fork(hall: &Hall, item: &Item, sha: &Sha) -> Option<Sha> {
+    let root = &hall.repo.main_root;
+    let forks: Vec<Sha> = [
+        format!("refs/remotes/origin/{}", item.base),
+        format!("refs/heads/{}", item.base),
+    ]
+    .iter()
+    .filter(|r| crate::git::commit(root, r).is_some())
+    .filter_map(|r| crate::git::merge_base(root, r, sha.as_str()).ok())
+    .collect();
+    forks.iter().fold(None, |best: Option<Sha>, f| match best {
+        Some(b) if crate::git::is_ancestor(root, f.as_str(), b.as_str()) => Some(b),
+        _ => Some(f.clone()),
+    })
 }
 
 /// Turns a refusal of the state machine into the agent contract's error.

@@ -63,6 +63,14 @@ pub fn on_base(wt: &Path, base: Option<&str>) -> bool {
     if git::absolute_git_dir(wt).is_ok_and(|d| git::operation_in_progress(&d)) {
         return false;
     }
+    // Origin's copy first: it is what the PR is compared with, and a branch stacked on
+    // another PR's branch may have no local branch of that name at all.
+    let remote = format!("refs/remotes/origin/{base}");
+    let base = if git::commit(wt, &remote).is_some() {
+        remote.as_str()
+    } else {
+        base
+    };
     git::is_ancestor(wt, base, "HEAD")
 }
 

@@ -79,15 +79,30 @@ struct Followed {
     ci_at: Option<Sha>,
     /// Closed with replies the shipper could not post.
     replies: bool,
+    /// The branch the item's change is measured against (a stacked item's is another
+    /// PR's branch).
+    base: String,
 }
 
 fn watched(hall: &Hall) -> Result<Vec<Followed>> {
     let index = hall.index()?;
+    let rows = index.items(true)?;
+    // A PR a follow-up item took over is the newest item's to follow, not the old one's.
+    let mut newest: BTreeMap<&str, ItemId> = BTreeMap::new();
+    for row in rows.iter().filter(|r| r.state != State::Dropped) {
+        if let Some(pr) = row.pr.as_deref() {
+            let n = newest.entry(pr).or_insert(row.id);
+            *n = (*n).max(row.id);
+        }
+    }
     let mut out = Vec::new();
-    for row in index.items(true)? {
+    for row in &rows {
         let (State::Closed | State::Development, Some(pr)) = (row.state, row.pr.as_deref()) else {
             continue;
         };
+        if newest.get(pr) != Some(&row.id) {
+            continue;
+        }
         let Some(number) = pr_number(pr) else {
             continue;
         };
@@ -107,6 +122,7 @@ fn watched(hall: &Hall) -> Result<Vec<Followed>> {
                 number,
                 ci_at: item.ci_reopened_at.clone(),
                 replies: row.state == State::Closed && item.replies.iter().any(|r| !r.posted),
+                base: item.base.clone(),
             });
         }
     }
@@ -126,10 +142,19 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
     out.calls += 1;
     let open: BTreeMap<u64, &gh::PullRequest> = open.iter().map(|p| (p.number, p)).collect();
     let office = ctx.acting_as("delivery");
-    // The base as origin has it now, to see which PRs are behind on their own files.
-    let base = hall.config.base.clone();
-    let fetched = git::has_remote(dir, "origin") && git::fetch(dir, "origin", &base).is_ok();
-    let onto = fetched.then(|| format!("origin/{base}"));
+    // Each base as origin has it now (fetched once a watch), to see which PRs are behind
+    // on their own files.
+    let mut bases: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut onto_of = |base: &str| -> Option<String> {
+        bases
+            .entry(base.to_string())
+            .or_insert_with(|| {
+                let fetched =
+                    git::has_remote(dir, "origin") && git::fetch(dir, "origin", base).is_ok();
+                fetched.then(|| format!("origin/{base}"))
+            })
+            .clone()
+    };
     // CI that never started on any followed PR is one entry for the repository, not
     // one per PR: runners or billing are down, and no dev run can fix that.
     let cis: Vec<(u64, gh::Ci)> = items
@@ -145,9 +170,25 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
         number,
         ci_at,
         replies,
+        base,
     } in items
     {
         if let Some(pr) = open.get(&number) {
+            // GitHub retargets a PR stacked on a branch that merged: its base is the
+            // PR's base from here on (ADR 0029).
+            let base = if pr.base_ref_name.is_empty() || pr.base_ref_name == base {
+                base
+            } else {
+                let to = pr.base_ref_name.clone();
+                let applied = hall
+                    .change(&office, id)
+                    .apply(Action::Restack { base: to.clone() })?;
+                if applied.changed() {
+                    out.did
+                        .push(format!("{id}: PR #{number} targets {to} now, not {base}"));
+                }
+                to
+            };
             if replies {
                 let (did, calls) = post_replies(hall, &office, id, &hall.item(id)?)?;
                 out.calls += calls;
@@ -160,7 +201,7 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
                     &office,
                     (id, number),
                     pr,
-                    onto.as_deref(),
+                    onto_of(&base).as_deref(),
                     &mut out.calls,
                 )?,
             };
@@ -435,7 +476,17 @@ fn feedback(
             c.in_reply_to_id.is_none() && !answered.contains(&c.id) && !drafted.contains(&c.id)
         })
         .collect();
-    if !requested && open.is_empty() {
+    // What a reviewer wrote in the body of a review that only comments, at this head: the
+    // update that answers it moves the head, so it counts once.
+    let said: Vec<String> = pr
+        .latest_reviews
+        .iter()
+        .filter(|r| {
+            r.state == "COMMENTED" && r.commit.oid == pr.head_ref_oid && !r.body.trim().is_empty()
+        })
+        .map(|r| format!("{}: {}", r.author.login, r.body.trim()))
+        .collect();
+    if !requested && open.is_empty() && said.is_empty() {
         return Ok(None);
     }
     let mut reason = if requested {
@@ -443,6 +494,12 @@ fn feedback(
     } else {
         format!("PR #{number}: new review comments")
     };
+    if !said.is_empty() {
+        reason.push_str(&format!(
+            "\n\nIn the reviews' own words (answered by the update; no `hall reply` for these): {}",
+            said.join("; ")
+        ));
+    }
     if !open.is_empty() {
         reason.push_str(
             "\n\nReview comments to answer, each with `hall reply <id> --body \"…\"` once your commit addresses it (or says why not):",
@@ -516,7 +573,11 @@ fn after_ci_reopen(
                 let action = Action::Hold {
                     kind: HoldKind::CiFailed,
                     reason,
-                    next: vec![format!("gh pr checks {number}"), format!("hall log {id}")],
+                    next: vec![
+                        format!("gh pr checks {number}"),
+                        format!("hall new --follow-up {number}"),
+                        format!("hall retry {id}"),
+                    ],
                 };
                 (action, did)
             }

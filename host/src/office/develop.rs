@@ -96,7 +96,8 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         );
         return super::held(hall, ctx, id, follow.kind.hold(), why);
     }
-    let base = hall.config.base.clone();
+    // A stacked item follows the branch it is stacked on (ADR 0029).
+    let base = item.base.clone();
     let onto = if git::has_remote(&wt, "origin") && git::fetch(&wt, "origin", &base).is_ok() {
         format!("origin/{base}")
     } else {
@@ -266,14 +267,18 @@ fn carry(
         // Without the key the approval can't be carried: the new commit is reviewed.
         Err(_) => return Ok(None),
     };
-    let applied = hall
+    let mut change = hall
         .change(ctx, id)
         .recording(usage.to_vec())
-        .signed_by(&signer)
-        .apply(Action::Rebased {
-            sha: head.clone(),
-            seal: None,
-        })?;
+        .signed_by(&signer);
+    // The carried approval covers what the rebased commit adds to its new base.
+    if let Ok(fork) = git::merge_base(&wt, onto, head.as_str()) {
+        change = change.measured_from(fork);
+    }
+    let applied = change.apply(Action::Rebased {
+        sha: head.clone(),
+        seal: None,
+    })?;
     hallmark::ensure_note(hall, id, &applied.after)?;
     Ok(Some(Step {
         did: format!(

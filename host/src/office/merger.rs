@@ -231,6 +231,10 @@ fn shipped_items(hall: &Hall) -> Result<Vec<Shipped>> {
             events,
         });
     }
+    // A PR a follow-up item took over is the newest item's.
+    out.sort_by_key(|s| std::cmp::Reverse(s.id));
+    let mut seen = BTreeSet::new();
+    out.retain(|s| seen.insert(s.number));
     Ok(out)
 }
 

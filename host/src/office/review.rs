@@ -131,13 +131,22 @@ pub fn prompt(
     tip: Option<&BaseTip>,
 ) -> Result<String> {
     let sha = item.sha.clone().unwrap_or_default();
-    let base = &hall.config.base;
+    // The change is measured against the item's own base (a stacked item's is another
+    // branch); the rules always come from the configured base's tip.
+    let base = &item.base;
+    let stacked = *base != hall.config.base;
     let mut p = format!(
         "Review {id} round {}: commit {} against {base}.\n\nTitle: {}\n",
         item.round,
         sha.short(),
         item.title
     );
+    if stacked {
+        p.push_str(&format!(
+            "It is stacked on {base}, another branch with its own PR, not on {}: review only what it adds to {base}.\n",
+            hall.config.base
+        ));
+    }
     if let Some(s) = &item.summary {
         p.push_str(&format!("The developer's summary: {s}\n"));
     }
@@ -159,7 +168,8 @@ pub fn prompt(
     let rules = tip.map(|t| base_rules(hall, t)).unwrap_or_default();
     if let (Some(tip), false) = (tip, rules.is_empty()) {
         p.push_str(&format!(
-            "\n# The repository's rules (from {base} at {})\n",
+            "\n# The repository's rules (from {} at {})\n",
+            hall.config.base,
             crate::item::sha::short(&tip.sha)
         ));
         for (path, text) in rules {
@@ -193,7 +203,7 @@ pub fn prompt(
             git::diff(dir, &prev.sha, &sha)?
         }
         _ => {
-            let base_rev = tip.map(|t| t.sha.clone()).unwrap_or_else(|| base.clone());
+            let base_rev = base_rev(hall, item, tip);
             let mb = git::merge_base(dir, &base_rev, &sha)
                 .map(Sha::into_string)
                 .unwrap_or(base_rev.clone());
@@ -227,6 +237,17 @@ pub fn prompt(
     p.push_str(&clip(diff, room));
     p.push_str("\n```\n");
     Ok(p)
+}
+
+/// What the whole change is measured from: the configured base's tip read for the step,
+/// or a stacked item's own base (ADR 0029); the branch name when neither resolves.
+fn base_rev(hall: &Hall, item: &Item, tip: Option<&BaseTip>) -> String {
+    if item.base != hall.config.base {
+        crate::hall::rules::item_base_tip(hall, item).map(|t| t.sha)
+    } else {
+        tip.map(|t| t.sha.clone())
+    }
+    .unwrap_or_else(|| item.base.clone())
 }
 
 /// The largest difference a rebase review reads on its own (ADR 0049); a larger one
@@ -351,23 +372,28 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         .change(ctx, id)
         .recording(usage)
         .grounded_on([used])
-        .signed_by(&signer)
-        .apply_with(|now| {
-            // Pulled back (or already decided) while the reviewer ran: keep the usage only.
-            if now.state != State::Review || now.sha.as_ref() != Some(&sha) {
-                return None;
-            }
-            Some(Action::Verdict {
-                sha: sha.clone(),
-                approved: checked.approved,
-                findings: findings.clone(),
-                model: model.clone(),
-                summary: Some(checked.summary.clone()),
-                by: None,
-                max_rejects,
-                seal: None,
-            })
-        })?;
+        .signed_by(&signer);
+    // The approval covers the change from where the reviewer's diff started.
+    let applied = match git::merge_base(&dir, &base_rev(hall, item, tip.as_ref()), sha.as_str()) {
+        Ok(fork) => applied.measured_from(fork),
+        Err(_) => applied,
+    };
+    let applied = applied.apply_with(|now| {
+        // Pulled back (or already decided) while the reviewer ran: keep the usage only.
+        if now.state != State::Review || now.sha.as_ref() != Some(&sha) {
+            return None;
+        }
+        Some(Action::Verdict {
+            sha: sha.clone(),
+            approved: checked.approved,
+            findings: findings.clone(),
+            model: model.clone(),
+            summary: Some(checked.summary.clone()),
+            by: None,
+            max_rejects,
+            seal: None,
+        })
+    })?;
     if applied.after.hallmark.as_ref() == Some(&sha) {
         hallmark::ensure_note(hall, id, &applied.after)?;
     }

@@ -207,10 +207,12 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     }
     // Only a real hallmark ships or carries: it is checked before anything moves.
     let trust = Trust::for_repo(&hall.repo.main_root, &hall.config.base);
-    if let Err(why) = hallmark::verify_commit(&wt, &sha, &trust, Some(&hall.journal)) {
-        return hold(hall, ctx, id, not_shippable(hall, &why));
-    }
-    let base = latest_base(&wt, &hall.config.base);
+    let mut verified = match hallmark::verify_commit(&wt, &sha, &trust, Some(&hall.journal)) {
+        Ok(v) => v,
+        Err(why) => return hold(hall, ctx, id, not_shippable(hall, &why)),
+    };
+    // A stacked item is rebased onto, and its PR opened against, its own base.
+    let base = latest_base(&wt, &item.base);
     if let Some(step) = already_merged(hall, ctx, id, item, (&wt, &base, &sha))? {
         return Ok(step);
     }
@@ -242,6 +244,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         let applied = hall
             .change(ctx, id)
             .signed_by(&signer)
+            .measured_from(git::merge_base(&wt, &base, new.as_str())?)
             .apply(Action::Rebased {
                 sha: new.clone(),
                 seal: None,
@@ -249,9 +252,21 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         item = applied.after;
         hallmark::ensure_note(hall, id, &item)?;
         let carried = item.hallmark.clone().unwrap_or_default();
-        if let Err(why) = hallmark::verify_commit(&wt, &carried, &trust, Some(&hall.journal)) {
-            return hold(hall, ctx, id, not_shippable(hall, &why));
-        }
+        verified = match hallmark::verify_commit(&wt, &carried, &trust, Some(&hall.journal)) {
+            Ok(v) => v,
+            Err(why) => return hold(hall, ctx, id, not_shippable(hall, &why)),
+        };
+    }
+    // The approval covers what the commit adds to the base it was measured from; that
+    // base must be in the one the PR lands on (a stacked item retargeted before the
+    // branch under it merged is not), or the rest was never reviewed with it.
+    if let Err(why) = hallmark::check_base(&wt, &verified, &base) {
+        return pull_back(
+            hall,
+            ctx,
+            id,
+            format!("{why}; it needs a review against {base}"),
+        );
     }
     if let Err(e) = hallmark::push_notes(&hall.repo.main_root) {
         return hold(
@@ -277,7 +292,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         ("repo", repo.as_str()),
         ("id", id_s.as_str()),
         ("branch", item.branch.as_str()),
-        ("base", hall.config.base.as_str()),
+        ("base", item.base.as_str()),
         ("slug", slug.as_str()),
         ("title", item.title.as_str()),
         ("body_file", body_s.as_str()),

@@ -221,6 +221,25 @@ impl GitHub {
         self.with(|w| w.delete_branch_on_merge = on);
     }
 
+    /// Merges PR `n` and deletes its head branch: the PRs stacked on that branch are
+    /// retargeted onto its base, as GitHub does.
+    pub fn merge_and_delete_branch(&self, n: u64) {
+        self.with(|w| {
+            w.merge(n, "MERGE", None)
+                .and_then(|()| w.delete_head_branch(n))
+        })
+        .unwrap_or_else(|e| panic!("merge_and_delete_branch: {e}"));
+    }
+
+    /// Points open PR `n` at another base, as `gh pr edit --base` does.
+    pub fn retarget(&self, n: u64, base: &str) {
+        self.with(|w| {
+            if let Some(pr) = w.prs.get_mut(&n) {
+                pr.base = base.to_string();
+            }
+        });
+    }
+
     /// Closes PR `n` without merging.
     pub fn close_pr(&self, n: u64) {
         self.with(|w| w.set_pr_state(n, PrState::Closed))

@@ -529,13 +529,25 @@ impl World {
         merged.state = PrState::Merged;
         merged.merge_commit = Some(commit);
         if self.delete_branch_on_merge {
-            self.git(&["update-ref", "-d", &format!("refs/heads/{}", pr.head)])?;
-            for other in self.prs.values_mut() {
-                if other.state == PrState::Open && other.base == pr.head {
-                    other.base = pr.base.clone();
-                }
-            }
+            self.delete_head_branch(n)?;
             self.refresh();
+        }
+        Ok(())
+    }
+
+    /// Deletes merged PR `n`'s head branch, as "delete branch on merge" does. GitHub
+    /// then retargets every open PR based on that branch onto the merged PR's base.
+    pub fn delete_head_branch(&mut self, n: u64) -> Result<(), String> {
+        let pr = self
+            .prs
+            .get(&n)
+            .ok_or_else(|| format!("no PR #{n}"))?
+            .clone();
+        self.git(&["update-ref", "-d", &format!("refs/heads/{}", pr.head)])?;
+        for other in self.prs.values_mut() {
+            if other.state == PrState::Open && other.base == pr.head {
+                other.base = pr.base.clone();
+            }
         }
         Ok(())
     }

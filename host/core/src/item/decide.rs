@@ -111,6 +111,10 @@ pub enum Action {
     RequestRebase {
         base: String,
     },
+    /// The item's PR targets `base` now.
+    Restack {
+        base: String,
+    },
     /// The item's PR merged or closed (the Delivery office saw it).
     Deliver {
         pr: String,
@@ -151,6 +155,7 @@ impl Action {
             Action::DraftReply { .. } => "reply",
             Action::PostReply { .. } => "post reply",
             Action::RequestRebase { .. } => "request rebase",
+            Action::Restack { .. } => "restack",
             Action::Deliver { .. } => "deliver",
             Action::RemoveWorktree { .. } => "remove worktree",
             Action::Hold { .. } => "hold",
@@ -468,6 +473,14 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
         Action::RequestRebase { base } => match state {
             Dropped => Err(wrong()),
             _ => Ok(vec![EventKind::RebaseRequested { base: base.clone() }]),
+        },
+        Action::Restack { base } => match state {
+            Dropped => Err(wrong()),
+            _ if base.trim().is_empty() || *base == item.base => Ok(Vec::new()),
+            _ => Ok(vec![EventKind::Restacked {
+                from: item.base.clone(),
+                to: base.clone(),
+            }]),
         },
         Action::Deliver { pr, merged } => match state {
             Closed if item.delivered.is_some() => Ok(Vec::new()),

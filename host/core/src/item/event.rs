@@ -101,6 +101,8 @@ pub enum Source {
     New,
     Issue,
     Adopt,
+    /// `hall new --follow-up`: started from a PR's feedback.
+    FollowUp,
 }
 
 /// What signing adds to a hallmark: the tree of the approved commit, who signed it, the
@@ -116,6 +118,10 @@ pub struct Seal {
     pub key: String,
     /// The armored signature (`-----BEGIN SSH SIGNATURE-----`…).
     pub sig: String,
+    /// The commit the approved change was measured from (a version 3 hallmark): the
+    /// approval covers what the commit adds to it, and nothing before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// Tokens and cost of one model call or run.
@@ -300,6 +306,11 @@ pub enum EventKind {
     Restored {},
     /// The Delivery office asked for a rebase onto `base`.
     RebaseRequested { base: String },
+    /// The item follows up on the feedback of PR `pr` (its URL), written with `created`.
+    FollowUpOf { pr: String },
+    /// The PR now targets another base (GitHub retargets a PR stacked on a branch that
+    /// merged, ADR 0029): the item's change is measured against `to` from here on.
+    Restacked { from: String, to: String },
     /// A reply to review comment `comment` on the item's PR, drafted in development; the
     /// shipper posts it once the change that answers it is reviewed and pushed.
     ReplyDrafted { comment: u64, body: String },
@@ -423,6 +434,8 @@ impl EventKind {
         "reopened",
         "restored",
         "rebase_requested",
+        "restacked",
+        "follow_up_of",
         "delivered",
         "worktree_removed",
         "merging",
@@ -470,6 +483,8 @@ impl EventKind {
             EventKind::Reopened { .. } => "reopened",
             EventKind::Restored {} => "restored",
             EventKind::RebaseRequested { .. } => "rebase_requested",
+            EventKind::Restacked { .. } => "restacked",
+            EventKind::FollowUpOf { .. } => "follow_up_of",
             EventKind::Delivered { .. } => "delivered",
             EventKind::WorktreeRemoved { .. } => "worktree_removed",
             EventKind::Merging { .. } => "merging",

@@ -216,6 +216,9 @@ pub struct Item {
     /// `ci_failed` hold for a person, not another run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ci_fixes: u32,
+    /// The PR whose feedback this item follows up on (`hall new --follow-up`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up: Option<String>,
     /// How the PR ended, once the Delivery office saw it merge or close.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered: Option<Delivery>,
@@ -389,6 +392,8 @@ impl Item {
             }
             EventKind::RunFailed { .. } => self.run_failures += 1,
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
+            EventKind::Restacked { to, .. } => self.base = to.clone(),
+            EventKind::FollowUpOf { pr } => self.follow_up = Some(pr.clone()),
             EventKind::ReplyDrafted { comment, body } => {
                 self.replies.retain(|r| r.comment != *comment || r.posted);
                 self.replies.push(Reply {

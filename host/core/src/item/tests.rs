@@ -74,6 +74,7 @@ fn seal() -> Seal {
         signer: "ada@example.com".into(),
         key: "SHA256:k".into(),
         sig: "-----BEGIN SSH SIGNATURE-----".into(),
+        base: None,
     }
 }
 
@@ -141,6 +142,29 @@ fn ready_is_idempotent_at_the_same_sha_and_refused_at_another() {
             sha: "a".into()
         })
     );
+}
+
+#[test]
+fn a_restack_moves_the_items_base_once() {
+    let (mut item, mut log) = start();
+    let from = item.base.clone();
+    let to = Action::Restack {
+        base: "parent".into(),
+    };
+    assert_eq!(run(&mut item, &mut log, &to), Ok(1));
+    assert_eq!(
+        log.last().map(|e| &e.kind),
+        Some(&EventKind::Restacked {
+            from,
+            to: "parent".into()
+        })
+    );
+    assert_eq!(item.base, "parent");
+    assert_eq!(fold(&log).base, "parent");
+    assert_eq!(run(&mut item, &mut log, &to), Ok(0));
+    let blank = Action::Restack { base: " ".into() };
+    assert_eq!(run(&mut item, &mut log, &blank), Ok(0));
+    assert_eq!(item.base, "parent");
 }
 
 #[test]
@@ -730,6 +754,9 @@ fn action() -> impl Strategy<Value = Action> {
         Just(Action::RequestRebase {
             base: "main".into()
         }),
+        Just(Action::Restack {
+            base: "parent".into()
+        }),
         hold.prop_map(|kind| Action::Hold {
             kind,
             reason: "r".into(),
@@ -770,7 +797,7 @@ fn every_listed_edge_is_reachable() {
     let mut runner = TestRunner::deterministic();
     let strategy = proptest::collection::vec(action(), 0..80);
     let mut seen = std::collections::HashSet::new();
-    for i in 0..3000 {
+    for i in 0..6000 {
         let actions = strategy.new_tree(&mut runner).expect("tree").current();
         // Half the walks start at a shipped, reopened item, whose edges take a long
         // walk to reach by chance.

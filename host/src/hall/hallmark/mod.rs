@@ -32,13 +32,14 @@ use crate::sign::allowed::AllowedSigners;
 use crate::sign::{self, SigFailure, Signer};
 
 mod verify;
-pub use verify::{NotHallmarked, Trust, Verified, verify_commit};
+pub use verify::{NotHallmarked, Trust, Verified, check_base, verify_commit};
 
 /// The notes ref hallmarks live under.
 pub const NOTES_REF: &str = "refs/notes/hallmark";
 
-/// The note version this build writes: 2, the signed hallmark.
-pub const NOTE_VERSION: u32 = 2;
+/// The note version this build writes: 3, the signed hallmark that names the commit its
+/// change was measured from. Version 2 (signed, no base) still verifies.
+pub const NOTE_VERSION: u32 = 3;
 
 /// Where a repository lists who may sign its hallmarks, read from the base branch.
 pub const SIGNERS_FILE: &str = ".hallmark/allowed_signers";
@@ -53,6 +54,10 @@ pub struct Note {
     /// The approved commit's tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// The commit the approved change was measured from (version 3): the review covered
+    /// `base..sha`, so the hallmark vouches for a branch only where `base` is in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Sha>,
     pub round: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -80,10 +85,11 @@ impl Note {
     /// The text that is signed, one `name value` line each, in this order:
     ///
     /// ```text
-    /// hallmark v2
+    /// hallmark v3
     /// item H-0042
     /// commit <40-hex sha>
     /// tree <40-hex tree>
+    /// base <40-hex sha the change was measured from; version 3 only>
     /// round 3
     /// actor assayer
     /// model claude-opus-4-1
@@ -102,11 +108,17 @@ impl Note {
         if self.open_findings.iter().any(|f| f.contains(',')) {
             return Err("a finding id has a comma".into());
         }
-        let fields: [(&str, String); 10] = [
+        let mut fields: Vec<(&str, String)> = vec![
             ("hallmark", format!("v{}", self.v)),
             ("item", self.item.to_string()),
             ("commit", self.sha.to_string()),
             ("tree", tree.to_string()),
+        ];
+        if self.v >= 3 {
+            let base = self.base.as_ref().map(Sha::to_string).unwrap_or_default();
+            fields.push(("base", base));
+        }
+        fields.extend([
             ("round", self.round.to_string()),
             ("actor", self.actor.clone().unwrap_or_default()),
             ("model", self.model.clone().unwrap_or_default()),
@@ -119,7 +131,7 @@ impl Note {
                     .unwrap_or_default(),
             ),
             ("signer", signer.to_string()),
-        ];
+        ]);
         let mut text = String::new();
         for (name, value) in fields {
             if value.chars().any(char::is_control) {
@@ -140,13 +152,16 @@ impl Note {
             signer: self.signer.clone()?,
             key: self.key.clone()?,
             sig: self.sig.clone()?,
+            base: self.base.as_ref().map(Sha::to_string),
         })
     }
 
-    /// The note with `seal`'s tree and signature: a signed version 2 hallmark.
+    /// The note with `seal`'s tree, base and signature: a signed hallmark (version 3, or
+    /// 2 for a seal made before hallmarks named their base).
     pub fn sealed(mut self, seal: &Seal) -> Note {
-        self.v = NOTE_VERSION;
+        self.v = if seal.base.is_some() { NOTE_VERSION } else { 2 };
         self.tree = Some(seal.tree.clone());
+        self.base = seal.base.as_deref().map(Sha::new);
         self.signer = Some(seal.signer.clone());
         self.key = Some(seal.key.clone());
         self.sig = Some(seal.sig.clone());
@@ -154,12 +169,14 @@ impl Note {
     }
 }
 
-/// Signs `note` (its `tree` set) as a version 2 hallmark: the statement names the
-/// signer's principal, and the seal carries the signature the journal records and the
-/// note is written with.
+/// Signs `note` (its `tree` and `base` set) as a version 3 hallmark (2 without a base): the statement
+/// names the signer's principal, and the seal carries the signature the journal records
+/// and the note is written with.
 pub fn sign_note(signer: &Signer, note: &Note) -> Result<Seal, sign::SignError> {
     let mut note = note.clone();
-    note.v = NOTE_VERSION;
+    // With no base to name (a branch with no base commit at all, whose review read its
+    // whole history), the statement is version 2's.
+    note.v = if note.base.is_some() { NOTE_VERSION } else { 2 };
     note.signer = Some(signer.principal().to_string());
     let statement = note.statement().map_err(sign::SignError::Sign)?;
     Ok(Seal {
@@ -167,6 +184,7 @@ pub fn sign_note(signer: &Signer, note: &Note) -> Result<Seal, sign::SignError> 
         signer: signer.principal().to_string(),
         key: signer.fingerprint(),
         sig: signer.sign(statement.as_bytes())?,
+        base: note.base.as_ref().map(Sha::to_string),
     })
 }
 
@@ -207,6 +225,7 @@ pub fn approval_note(events: &[Event], item: ItemId, sha: &Sha, round: u32) -> N
         item,
         sha: sha.clone(),
         tree: None,
+        base: None,
         round,
         model,
         open_findings: open,
@@ -340,6 +359,7 @@ mod tests {
             item: ItemId(42),
             sha: "a".repeat(40).into(),
             tree: Some("b".repeat(40)),
+            base: None,
             round: 3,
             model: Some("opus".into()),
             open_findings: vec!["F2".into(), "F5".into()],
@@ -349,6 +369,26 @@ mod tests {
             key: None,
             sig: None,
         }
+    }
+
+    #[test]
+    fn a_version_3_statement_names_the_base_after_the_tree() {
+        let mut n = note();
+        n.v = 3;
+        n.base = Some("c".repeat(40).into());
+        let text = n.statement().unwrap();
+        assert!(
+            text.starts_with(&format!(
+                "hallmark v3\nitem H-0042\ncommit {}\ntree {}\nbase {}\nround 3\n",
+                "a".repeat(40),
+                "b".repeat(40),
+                "c".repeat(40)
+            )),
+            "{text}"
+        );
+        // Version 3 has the line even with no base, so leaving it out changes the text.
+        n.base = None;
+        assert!(n.statement().unwrap().contains("\nbase \nround"));
     }
 
     #[test]

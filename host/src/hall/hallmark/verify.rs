@@ -56,6 +56,15 @@ pub enum NotHallmarked {
         head: String,
         item: ItemId,
     },
+    /// The hallmark's change was measured from `base`, which `target` doesn't contain:
+    /// the branch would bring in work before `base` that no review of it read (a PR
+    /// stacked on another, pointed at the base before the other merged).
+    BaseNotIn {
+        head: String,
+        base: String,
+        target: String,
+        why: String,
+    },
 }
 
 impl NotHallmarked {
@@ -74,11 +83,12 @@ impl NotHallmarked {
             NotHallmarked::UnknownSigner { .. } => "unknown_signer",
             NotHallmarked::NotInJournal { .. } => "not_in_journal",
             NotHallmarked::JournalMismatch { .. } => "journal_mismatch",
+            NotHallmarked::BaseNotIn { .. } => "base_not_in",
         }
     }
 
     /// Every check name, in the order the checks run.
-    pub const CHECKS: [&'static str; 12] = [
+    pub const CHECKS: [&'static str; 13] = [
         "no_head",
         "no_commit",
         "no_note",
@@ -91,6 +101,7 @@ impl NotHallmarked {
         "unknown_signer",
         "not_in_journal",
         "journal_mismatch",
+        "base_not_in",
     ];
 }
 
@@ -159,6 +170,17 @@ impl std::fmt::Display for NotHallmarked {
                 f,
                 "the journal of {item} records a hallmark at {} with another signature",
                 s(head)
+            ),
+            NotHallmarked::BaseNotIn {
+                head,
+                base,
+                target,
+                why,
+            } => write!(
+                f,
+                "the hallmark on {} covers only what it adds to {}, and {target} {why}; what comes before {0} was not reviewed with it",
+                s(head),
+                s(base)
             ),
         }
     }
@@ -281,6 +303,35 @@ pub struct Verified {
     pub trust: String,
 }
 
+/// Checks that the change a verified hallmark covers sits on `target` (a revision: the
+/// branch the commit is to land on). The hallmark names the commit its change was
+/// measured from; everything up to that commit must already be in `target`, or landing
+/// the commit brings in work its review never read. A base this clone doesn't have (a
+/// shallow clone) fails closed. A version 2 hallmark names no base and passes.
+pub fn check_base(dir: &Path, verified: &Verified, target: &str) -> Result<(), NotHallmarked> {
+    let Some(base) = &verified.note.base else {
+        return Ok(());
+    };
+    let fail = |why: String| NotHallmarked::BaseNotIn {
+        head: verified.note.sha.to_string(),
+        base: base.to_string(),
+        target: target.to_string(),
+        why,
+    };
+    if git::commit(dir, &format!("{}^{{commit}}", base.as_str())).is_none() {
+        return Err(fail(
+            "can't be compared with it: this clone doesn't have that commit (fetch more history: `git fetch --unshallow`)".into(),
+        ));
+    }
+    if git::commit(dir, target).is_none() {
+        return Err(fail("is not a commit in this clone".into()));
+    }
+    if !git::is_ancestor(dir, base.as_str(), target) {
+        return Err(fail("doesn't contain it".into()));
+    }
+    Ok(())
+}
+
 /// Checks that `rev` in the repository at `dir` carries a hallmark: a note under
 /// `refs/notes/hallmark` that is the hallmark's JSON, version 2, for this exact commit
 /// and tree, whose signature verifies over the statement rebuilt from the note, in
@@ -328,7 +379,8 @@ pub(super) fn check_note(
         });
     }
     match note.v {
-        NOTE_VERSION => {}
+        // Version 2 is signed too; it names no base, so `check_base` has nothing to check.
+        2 | NOTE_VERSION => {}
         1 => return Err(NotHallmarked::Unsigned { head, version: 1 }),
         v => {
             return Err(NotHallmarked::NotAHallmark {
@@ -442,6 +494,109 @@ mod tests {
             source: "test".into(),
         };
         (n.sealed(&seal), trust)
+    }
+
+    /// [`signed`], measured from `base` (a version 3 hallmark).
+    fn signed_on(dir: &Path, base: &str) -> (Note, Trust) {
+        std::fs::write(
+            dir.join(crate::sign::USER_CONFIG),
+            "[signing]\nprincipal = \"ada@example.com\"\n",
+        )
+        .unwrap();
+        let signer = Signer::load_in(dir, None).unwrap();
+        let mut n = note();
+        n.signer = None;
+        n.base = Some(base.into());
+        let seal = sign_note(&signer, &n).unwrap();
+        let trust = Trust {
+            signers: AllowedSigners::parse(&crate::sign::allowed::line(
+                "ada@example.com",
+                signer.public_key(),
+            )),
+            source: "test".into(),
+        };
+        (n.sealed(&seal), trust)
+    }
+
+    #[test]
+    fn a_version_3_hallmark_binds_its_base_and_version_2_still_verifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let (good, trust) = signed_on(dir.path(), &"c".repeat(40));
+        assert_eq!(good.v, 3);
+        assert_eq!(good.seal().and_then(|s| s.base), Some("c".repeat(40)));
+        assert!(run(&good, &trust).is_ok());
+        let mut n = good.clone();
+        n.base = Some("d".repeat(40).into());
+        assert_eq!(run(&n, &trust).unwrap_err().check(), "bad_signature");
+        let mut n = good.clone();
+        n.base = None;
+        assert_eq!(
+            run(&n, &trust).unwrap_err().check(),
+            "bad_signature",
+            "a base can't be dropped"
+        );
+        let mut n = good;
+        n.v = 2;
+        assert_eq!(
+            run(&n, &trust).unwrap_err().check(),
+            "bad_signature",
+            "nor the version lowered to skip it"
+        );
+        let (old, trust) = signed(dir.path());
+        assert_eq!(old.v, 2, "no base: a version 2 statement");
+        assert!(run(&old, &trust).is_ok());
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    #[test]
+    fn the_base_must_be_in_the_branch_the_commit_lands_on() {
+        let repo = tempfile::tempdir().unwrap();
+        let r = repo.path();
+        git(r, &["init", "-q", "-b", "main"]);
+        git(r, &["commit", "-q", "--allow-empty", "-m", "root"]);
+        git(r, &["switch", "-q", "-c", "parent"]);
+        git(r, &["commit", "-q", "--allow-empty", "-m", "parent's work"]);
+        let parent = git(r, &["rev-parse", "HEAD"]);
+        git(r, &["switch", "-q", "-c", "child"]);
+        git(r, &["commit", "-q", "--allow-empty", "-m", "child's work"]);
+        let keys = tempfile::tempdir().unwrap();
+        let (note, _) = signed_on(keys.path(), &parent);
+        let verified = Verified {
+            note,
+            trust: "test".into(),
+        };
+        assert!(check_base(r, &verified, "parent").is_ok());
+        // Pointed at main before the parent merged: main lacks the parent's work.
+        let e = check_base(r, &verified, "main").unwrap_err();
+        assert_eq!(e.check(), "base_not_in");
+        assert!(e.to_string().contains("doesn't contain it"), "{e}");
+        git(r, &["switch", "-q", "main"]);
+        git(
+            r,
+            &["merge", "-q", "--no-ff", "parent", "-m", "Merge parent"],
+        );
+        assert!(check_base(r, &verified, "main").is_ok(), "merged: it is in");
+        // A base this clone doesn't have fails closed.
+        let (note, _) = signed_on(keys.path(), &"e".repeat(40));
+        let unknown = Verified {
+            note,
+            trust: "test".into(),
+        };
+        let e = check_base(r, &unknown, "main").unwrap_err();
+        assert!(e.to_string().contains("doesn't have that commit"), "{e}");
     }
 
     fn run(n: &Note, trust: &Trust) -> Result<Verified, NotHallmarked> {
