@@ -38,6 +38,8 @@ pub enum Cmd {
     Log(LogArgs),
     /// The escalations waiting for you, oldest first.
     Inbox(InboxArgs),
+    /// The merge queue: the merger's last judgement of every shipped PR (merger.json; never asks GitHub).
+    Queue(QueueArgs),
     /// Freeze HEAD and queue the item for checks and review.
     Ready(ReadyArgs),
     /// Return the item to development.
@@ -196,6 +198,13 @@ pub struct InboxArgs {
     /// What the loop handles on its own.
     #[arg(long)]
     pub notices: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct QueueArgs {
+    /// Only this base's queue.
+    #[arg(long)]
+    pub base: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -142,6 +142,34 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
             next: vec!["gh run list --limit 5".into(), "hall status".into()],
         });
     }
+    // A base whose tip went red: its merge queue is stopped until the tip is green.
+    let mut bases_seen: Vec<&str> = Vec::new();
+    for n in notices
+        .iter()
+        .rev()
+        .filter(|n| n.item.is_none() && (n.kind == "base_red" || n.kind == "base_green"))
+    {
+        let base = n.message.split(": ").next().unwrap_or_default();
+        if bases_seen.contains(&base) {
+            continue;
+        }
+        bases_seen.push(base);
+        if n.kind == "base_red" {
+            out.push(Entry {
+                n: 0,
+                kind: "base_red".into(),
+                item: None,
+                text: n.message.clone(),
+                since: n.t.clone(),
+                key: format!("base_red:{base}:{}", n.t),
+                dismissed: false,
+                next: vec![
+                    format!("gh run list --branch {base} --limit 5"),
+                    "hall queue".into(),
+                ],
+            });
+        }
+    }
     // A daemon that should run but has no heartbeat: the loop has stopped.
     if let Some(d) = crate::daemon::read_state()
         && !d.stop

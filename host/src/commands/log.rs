@@ -265,6 +265,12 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::Delivered { pr, merged: true } => format!("{pr} merged"),
         EventKind::Delivered { pr, merged: false } => format!("{pr} closed without merging"),
         EventKind::WorktreeRemoved { path } => format!("worktree {path} removed"),
+        EventKind::Merging { pr, head, onto } => {
+            format!("merging PR #{pr} at {} onto {}", head.short(), onto.short())
+        }
+        EventKind::PrMerged { pr, head, onto } => {
+            format!("PR #{pr} merged at {} onto {}", head.short(), onto.short())
+        }
         EventKind::Held { kind, reason, .. } => format!("{}: {reason}", kind.as_str()),
         EventKind::Asked { qid, question, .. } => format!("{qid}: {question}"),
         EventKind::Answered {

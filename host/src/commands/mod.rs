@@ -26,6 +26,7 @@ mod log;
 mod new;
 mod propose_ready;
 mod pull_back;
+mod queue;
 mod ready;
 mod reindex;
 mod reply;
@@ -156,6 +157,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Status(a)) => status::run(ctx, &a),
         Some(Cmd::Log(a)) => log::run(ctx, &a),
         Some(Cmd::Inbox(a)) => inbox::run(ctx, &a),
+        Some(Cmd::Queue(a)) => queue::run(ctx, &a),
         Some(Cmd::Ready(a)) => ready::run(ctx, &a),
         Some(Cmd::PullBack(a)) => pull_back::run(ctx, &a),
         Some(Cmd::Drop(a)) => drop::run(ctx, &a),

@@ -43,6 +43,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "inbox" => {
             serde_json::json!({ "oneOf": [of::<inbox::InboxReply>(), of::<inbox::NoticesReply>()] })
         }
+        "queue" => of::<queue::QueueReply>(),
         "ready" | "pull-back" | "retry" | "propose-ready" | "fixed" | "reply" | "verdict" => {
             of::<ItemReply>()
         }

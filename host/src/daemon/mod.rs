@@ -148,6 +148,9 @@ pub struct Scheduler {
     log: Vec<LogLine>,
     /// When each repository's Delivery watch may run next (the clock's time).
     next_watch: HashMap<PathBuf, std::time::SystemTime>,
+    /// When each repository's merger may run next (the wall clock: `HALL_NOW` may
+    /// stand still).
+    next_merge: HashMap<PathBuf, std::time::Instant>,
     /// How long the watch of a repository waits after GitHub's rate limit, doubled on
     /// each refusal in a row.
     backoff: HashMap<PathBuf, Duration>,
@@ -178,6 +181,7 @@ impl Scheduler {
             },
             log: Vec::new(),
             next_watch: HashMap::new(),
+            next_merge: HashMap::new(),
             backoff: HashMap::new(),
             said: HashSet::new(),
         }
@@ -242,6 +246,51 @@ impl Scheduler {
         }
         for (id, why) in swept.kept {
             self.say_once(repo, Some(id), "sweeper", why);
+        }
+        Ok(())
+    }
+
+    /// The merger's turn for one repository (`[merge] mode = "auto"`), at most once
+    /// every [`office::merger::EVERY`]; after the rate limit, no sooner than the
+    /// watch's next try.
+    fn merge_turn(&mut self, repo: &Path, hall: &Hall, ctx: &Ctx) -> Result<()> {
+        if hall.config.merge.mode != crate::config::MergeMode::Auto {
+            return Ok(());
+        }
+        let now = std::time::Instant::now();
+        if self.next_merge.get(repo).is_some_and(|at| now < *at) || self.backoff.contains_key(repo)
+        {
+            return Ok(());
+        }
+        self.next_merge
+            .insert(repo.to_path_buf(), now + office::merger::EVERY);
+        let shown = repo.display().to_string();
+        match office::merger::pass(hall, ctx) {
+            Ok(passed) => {
+                self.said
+                    .retain(|(r, d)| r != repo || !d.starts_with("merger paused"));
+                for did in passed.did {
+                    self.say(&shown, None, "merger", did);
+                }
+            }
+            Err(office::delivery::WatchError::Hall(e)) => {
+                let did = format!("merger paused: {} ({})", e.message, e.code.as_str());
+                self.say_once(repo, None, "merger", did);
+            }
+            Err(office::delivery::WatchError::RateLimited(m)) => {
+                // The watch's backoff covers the repository; the merger waits as long.
+                let wait = Duration::from_secs(15 * 60);
+                self.next_merge.insert(repo.to_path_buf(), now + wait);
+                let did = format!(
+                    "merger: GitHub's rate limit is spent; next try in {} ({m})",
+                    humantime::format_duration(wait)
+                );
+                self.say(&shown, None, "merger", did);
+            }
+            Err(e) => {
+                let did = format!("merger paused until GitHub answers: {e}");
+                self.say_once(repo, None, "merger", did);
+            }
         }
         Ok(())
     }
@@ -435,6 +484,7 @@ impl Scheduler {
             self.say(&shown, None, "watchman", did);
         }
         self.deliver(repo, &hall, &ctx)?;
+        self.merge_turn(repo, &hall, &ctx)?;
         let paused = office::budget::paused(&hall, &ctx)?;
         let mut started = 0;
         // Resumes run models, so they run on the blocking pool like any step: one job

@@ -66,6 +66,32 @@ pub struct PullRequest {
     pub latest_reviews: Vec<Review>,
     /// The checks and statuses at the head commit (when asked for).
     pub status_check_rollup: Vec<CheckContext>,
+    /// The description (when asked for).
+    pub body: String,
+    /// Reviewers and teams still asked to review (when asked for).
+    pub review_requests: Vec<ReviewRequest>,
+    /// When it was opened, RFC 3339 (when asked for).
+    pub created_at: String,
+}
+
+/// A reviewer still asked to review: a user (`login`) or a team (`name`, `slug`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ReviewRequest {
+    pub login: String,
+    pub name: String,
+    pub slug: String,
+}
+
+impl ReviewRequest {
+    /// The user's login, else the team's slug or name.
+    pub fn who(&self) -> String {
+        [&self.login, &self.slug, &self.name]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .cloned()
+            .unwrap_or_default()
+    }
 }
 
 /// One check run or commit status at a PR's head, as `statusCheckRollup` lists them.
@@ -280,6 +306,88 @@ pub fn open_pull_requests(dir: &Path) -> Result<Vec<PullRequest>> {
             OPEN_PR_FIELDS,
         ],
     )
+}
+
+/// The fields [`open_pull_requests_for_merger`] asks for: the watch's, and what the
+/// merger judges besides (the description, review requests, age).
+pub const MERGER_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state,\
+                                    mergeable,reviewDecision,latestReviews,statusCheckRollup,\
+                                    body,reviewRequests,createdAt";
+
+/// Every open pull request with the merger's fields, in one paged call like
+/// [`open_pull_requests`].
+pub fn open_pull_requests_for_merger(dir: &Path) -> Result<Vec<PullRequest>> {
+    json(
+        dir,
+        &[
+            "pr",
+            "list",
+            "--state",
+            "open",
+            "--limit",
+            "10000",
+            "--json",
+            MERGER_PR_FIELDS,
+        ],
+    )
+}
+
+/// The checks and statuses at each of `commits` (full SHAs), in one GraphQL call
+/// whatever their number; a commit GitHub doesn't know is left out.
+pub fn commit_checks(
+    dir: &Path,
+    commits: &[String],
+) -> Result<std::collections::BTreeMap<String, Vec<CheckContext>>> {
+    let mut query = String::from(
+        "query MergerBaseTips($owner: String!, $name: String!) { repository(owner: $owner, name: $name) {",
+    );
+    for (i, sha) in commits.iter().enumerate() {
+        // Only hexadecimal reaches the query text.
+        let sha: String = sha.chars().filter(char::is_ascii_hexdigit).collect();
+        query.push_str(&format!(
+            " t{i}: object(expression: \"{sha}\") {{ ... on Commit {{ oid statusCheckRollup {{ contexts(first: 100) {{ nodes {{ __typename ... on CheckRun {{ name status conclusion startedAt detailsUrl }} ... on StatusContext {{ context state targetUrl }} }} }} }} }} }}"
+        ));
+    }
+    query.push_str(" } }");
+    let q = format!("query={query}");
+    let value: serde_json::Value = json(
+        dir,
+        &[
+            "api",
+            "graphql",
+            "-F",
+            "owner={owner}",
+            "-F",
+            "name={repo}",
+            "-f",
+            &q,
+        ],
+    )?;
+    let mut out = std::collections::BTreeMap::new();
+    for (i, sha) in commits.iter().enumerate() {
+        let node = &value["data"]["repository"][format!("t{i}")];
+        if node.is_null() {
+            continue;
+        }
+        let contexts = &node["statusCheckRollup"]["contexts"]["nodes"];
+        // Raw GraphQL says `null` where gh's own JSON says "" (a running check's
+        // conclusion): those fields are dropped, so their defaults stand.
+        let mut list: Vec<CheckContext> = Vec::new();
+        for node in contexts.as_array().into_iter().flatten() {
+            let mut node = node.clone();
+            if let Some(fields) = node.as_object_mut() {
+                fields.retain(|_, v| !v.is_null());
+            }
+            list.push(
+                serde_json::from_value(node).map_err(|source| GhError::BadJson {
+                    args: "api graphql (MergerBaseTips)".into(),
+                    source,
+                })?,
+            );
+        }
+        out.insert(sha.clone(), list);
+    }
+    Ok(out)
 }
 
 /// A review comment on a line of a pull request's diff.

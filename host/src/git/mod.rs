@@ -737,6 +737,72 @@ pub fn push_as(dir: &Path, remote: &str, refspec: &str, actor: &str) -> Result<(
         .map(drop)
 }
 
+/// Fetches every one of `refspecs` from `remote` in one git process, quietly.
+pub fn fetch_all(dir: &Path, remote: &str, refspecs: &[String]) -> Result<()> {
+    let mut args = vec!["fetch", "--quiet", "--no-tags", remote];
+    args.extend(refspecs.iter().map(String::as_str));
+    run(dir, &args).map(drop)
+}
+
+/// Whether `theirs` merges into `ours` with no conflict (`git merge-tree
+/// --write-tree`, which touches no checkout). `None` when git can't tell (a commit
+/// this clone lacks, a git older than 2.38).
+pub fn merges_cleanly(dir: &Path, ours: &str, theirs: &str) -> Option<bool> {
+    let out = output(dir, &["merge-tree", "--write-tree", ours, theirs]).ok()?;
+    match out.status.code() {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
+    }
+}
+
+/// The commits in `from..to`, oldest first, each with the paths it changed.
+pub fn commits_with_files(dir: &Path, from: &str, to: &str) -> Result<Vec<(Sha, Vec<String>)>> {
+    let range = format!("{from}..{to}");
+    let out = run(
+        dir,
+        &[
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--reverse",
+            "--no-merges",
+            "--name-only",
+            "--format=%x00%H",
+            &range,
+        ],
+    )?;
+    let mut commits: Vec<(Sha, Vec<String>)> = Vec::new();
+    for line in out.lines() {
+        if let Some(sha) = line.strip_prefix('\0') {
+            commits.push((Sha::new(sha.trim()), Vec::new()));
+        } else if let Some((_, files)) = commits.last_mut()
+            && !line.trim().is_empty()
+        {
+            files.push(line.to_string());
+        }
+    }
+    Ok(commits)
+}
+
+/// The committer time of `rev`, in seconds since the Unix epoch.
+pub fn commit_time(dir: &Path, rev: &str) -> Option<u64> {
+    run(dir, &["show", "-s", "--format=%ct", rev])
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether the tree of `rev` has any file under `dir_path` (`.github/workflows`, say).
+pub fn has_files_under(dir: &Path, rev: &str, dir_path: &str) -> bool {
+    run(
+        dir,
+        &["ls-tree", "--name-only", rev, &format!("{dir_path}/")],
+    )
+    .is_ok_and(|out| !out.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -294,13 +294,15 @@ fn follow(
         .collect();
     let ci = pr.ci();
     let mut ci_at = None;
-    let (reason, follow) = if pr.mergeable == "CONFLICTING" {
+    // With the merger on, conflicts and staleness are its to bring up at each PR's turn.
+    let merger = hall.config.merge.mode == crate::config::MergeMode::Auto;
+    let (reason, follow) = if pr.mergeable == "CONFLICTING" && !merger {
         let reason = format!(
             "PR #{number} conflicts with {}: rebase it onto {0}",
             pr.base_ref_name
         );
         (reason, Some(FollowKind::Conflict))
-    } else if !behind.is_empty() {
+    } else if !behind.is_empty() && !merger {
         let reason = format!(
             "PR #{number} is behind {} on its own files ({}): rebase it onto {0}",
             pr.base_ref_name,

@@ -151,6 +151,7 @@ pub fn answer(w: &mut World, operation: &str, query: &str, vars: &Value) -> Resp
                 ),
             }
         }
+        "MergerBaseTips" => data(json!({ "repository": commit_objects(w, query) })),
         "PullRequestStatusChecks" => {
             let id = vars["id"].as_str().unwrap_or_default();
             match World::number_of(id).and_then(|n| w.prs.get(&n)) {
@@ -174,6 +175,44 @@ pub fn answer(w: &mut World, operation: &str, query: &str, vars: &Value) -> Resp
             )
         }
     }
+}
+
+/// `tN: object(expression: "<sha>") { ... on Commit { oid statusCheckRollup { contexts
+/// … } } }`, as many as the query names: each commit with the check runs the test set
+/// at it (a null rollup when none).
+fn commit_objects(w: &World, query: &str) -> Value {
+    let mut out = serde_json::Map::new();
+    let mut rest = query;
+    while let Some(i) = rest.find(": object(expression:") {
+        let alias = rest[..i]
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let after = &rest[i + ": object(expression:".len()..];
+        let sha = after
+            .trim_start()
+            .trim_start_matches('"')
+            .split('"')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let known = w
+            .git(&["cat-file", "-e", &format!("{sha}^{{commit}}")])
+            .is_ok();
+        let value = if known {
+            let rollup = w.ci.run_at(&sha).map(|(id, checks)| {
+                let nodes: Vec<Value> = checks.iter().map(|c| check_json(*id, c)).collect();
+                json!({ "contexts": { "nodes": nodes } })
+            });
+            json!({ "oid": sha, "statusCheckRollup": rollup })
+        } else {
+            Value::Null
+        };
+        out.insert(alias, value);
+        rest = after;
+    }
+    Value::Object(out)
 }
 
 fn repository(w: &World) -> Value {

@@ -164,6 +164,19 @@ impl GitHub {
             .unwrap_or_else(|e| panic!("open_pr: {e}"))
     }
 
+    /// [`GitHub::open_pr`] with a description (`Depends on #2`, say).
+    pub fn open_pr_with_body(
+        &self,
+        head: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+        author: &str,
+    ) -> u64 {
+        self.with(|w| w.create_pr(head, base, title, body, author))
+            .unwrap_or_else(|e| panic!("open_pr: {e}"))
+    }
+
     /// Pull request `n` as it stands (its head and mergeability read from the origin).
     pub fn pr(&self, n: u64) -> Option<Pr> {
         self.with(|w| w.prs.get(&n).cloned())
@@ -201,6 +214,11 @@ impl GitHub {
     pub fn merge(&self, n: u64) {
         self.with(|w| w.merge(n, "MERGE", None))
             .unwrap_or_else(|e| panic!("merge: {e}"));
+    }
+
+    /// Turns the repository setting "automatically delete head branches" on or off.
+    pub fn delete_branch_on_merge(&self, on: bool) {
+        self.with(|w| w.delete_branch_on_merge = on);
     }
 
     /// Merges PR `n` and deletes its head branch: the PRs stacked on that branch are

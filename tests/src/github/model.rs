@@ -202,6 +202,10 @@ pub struct World {
     pub errors: Vec<String>,
     /// `git merge-tree`'s answer per (base, head) commit pair.
     mergeable: BTreeMap<(String, String), &'static str>,
+    /// The repository setting "automatically delete head branches": a merge deletes
+    /// the PR's branch, and GitHub retargets the PRs based on it onto the merged PR's
+    /// base.
+    pub delete_branch_on_merge: bool,
 }
 
 impl World {
@@ -220,6 +224,7 @@ impl World {
             rate_remaining: RATE_LIMIT,
             errors: Vec::new(),
             mergeable: BTreeMap::new(),
+            delete_branch_on_merge: false,
         }
     }
 
@@ -520,9 +525,13 @@ impl World {
             &commit,
             &base_oid,
         ])?;
-        let pr = self.pr_mut(n)?;
-        pr.state = PrState::Merged;
-        pr.merge_commit = Some(commit);
+        let merged = self.pr_mut(n)?;
+        merged.state = PrState::Merged;
+        merged.merge_commit = Some(commit);
+        if self.delete_branch_on_merge {
+            self.delete_head_branch(n)?;
+            self.refresh();
+        }
         Ok(())
     }
 

@@ -42,6 +42,19 @@ impl Sandbox {
         sha: &str,
         pr: Option<&str>,
     ) -> String {
+        self.shipped_item_on(branch, "main", worktree, sha, pr)
+    }
+
+    /// [`Sandbox::shipped_item`] for an item whose base is `base` (another item's
+    /// branch, for a stacked PR).
+    pub fn shipped_item_on(
+        &self,
+        branch: &str,
+        base: &str,
+        worktree: Option<&Path>,
+        sha: &str,
+        pr: Option<&str>,
+    ) -> String {
         let line = |kind: Value| -> Event {
             let mut line = kind;
             line["v"] = 2.into();
@@ -54,7 +67,7 @@ impl Sandbox {
             .create_item(|id| {
                 let mut events = vec![
                     line(json!({"event": "created", "title": format!("Ship {branch}"), "branch": branch,
-                        "base": "main", "worktree": worktree.map(|w| w.display().to_string()), "source": "new"})),
+                        "base": base, "worktree": worktree.map(|w| w.display().to_string()), "source": "new"})),
                     line(json!({"event": "ready", "sha": sha, "round": 1})),
                     line(json!({"event": "checks_passed", "sha": sha})),
                     line(json!({"event": "hallmarked", "sha": sha, "round": 1})),

@@ -329,6 +329,12 @@ pub enum EventKind {
     Delivered { pr: String, merged: bool },
     /// The sweeper removed the item's worktree at `path` (branch and journal stay).
     WorktreeRemoved { path: String },
+    /// The merger is about to run `[merge] command` for PR `pr` at `head`, judged
+    /// against `onto` (the base tip then). Written first, so a crash between the
+    /// command and its record can't merge the PR twice.
+    Merging { pr: u64, head: Sha, onto: Sha },
+    /// The merger's `[merge] command` merged PR `pr` at `head` into the base at `onto`.
+    PrMerged { pr: u64, head: Sha, onto: Sha },
     /// The loop stopped for a person without changing state. `next` names what the
     /// person can run about it (absent on lines written before holds carried it).
     Held {
@@ -437,6 +443,8 @@ impl EventKind {
         "follow_up_of",
         "delivered",
         "worktree_removed",
+        "merging",
+        "pr_merged",
         "follow_through",
         "reply_drafted",
         "reply_posted",
@@ -484,6 +492,8 @@ impl EventKind {
             EventKind::FollowUpOf { .. } => "follow_up_of",
             EventKind::Delivered { .. } => "delivered",
             EventKind::WorktreeRemoved { .. } => "worktree_removed",
+            EventKind::Merging { .. } => "merging",
+            EventKind::PrMerged { .. } => "pr_merged",
             EventKind::FollowThrough { .. } => "follow_through",
             EventKind::ReplyDrafted { .. } => "reply_drafted",
             EventKind::ReplyPosted { .. } => "reply_posted",

@@ -423,6 +423,15 @@ impl Item {
                     pr: pr.clone(),
                     merged: *merged,
                 });
+                // The merger's holds are about merging this PR: once it merged or
+                // closed, there is nothing left to hold.
+                if self
+                    .hold
+                    .as_ref()
+                    .is_some_and(|h| matches!(h.kind, HoldKind::MergeFailed | HoldKind::Lit))
+                {
+                    self.hold = None;
+                }
             }
             EventKind::WorktreeRemoved { .. } => self.worktree_removed = true,
             EventKind::Held { kind, reason, next } => {
@@ -480,6 +489,8 @@ impl Item {
             | EventKind::Paused { .. }
             | EventKind::BudgetGranted { .. }
             | EventKind::TornLine { .. }
+            | EventKind::Merging { .. }
+            | EventKind::PrMerged { .. }
             | EventKind::Other => {}
         }
     }
