@@ -32,6 +32,15 @@ impl Queue {
         sb.stand_ins(std::path::Path::new(env!("CARGO_BIN_EXE_fake-claude")));
         sb.github();
         sb.configure(&format!("{MERGER}{extra}"), CHECK, "Configure the merger");
+        // The base passes the repository's check, so a merged result's checks (the
+        // pre-merge check) pass unless a test makes them fail.
+        sb.commit(
+            &sb.repo,
+            "lib.txt",
+            "attempts <= 3\n",
+            "Make the cap inclusive",
+        );
+        sb.git(&sb.repo, &["push", "-q", "origin", "main"]);
         Queue { sb }
     }
 
@@ -709,4 +718,49 @@ fn a_daemon_killed_between_the_merge_and_its_record_merges_nothing_twice() {
             })
             .collect();
     assert_eq!(merges, [a.n, b.n], "each PR merged once");
+}
+
+#[test]
+fn a_pr_whose_merged_result_fails_the_checks_is_not_merged_but_rebased() {
+    let q = Queue::new("");
+    // Two changes that are each fine, and together break the repository's check: the
+    // kind of merge that is clean as text and broken as code.
+    q.sb.commit(
+        &q.sb.repo,
+        "check.sh",
+        "grep -q '<=' lib.txt || exit 1\nif [ -f a.txt ] && [ -f b.txt ]; then echo 'a.txt and b.txt clash'; exit 1; fi\n",
+        "Check that a and b never meet",
+    );
+    q.sb.git(&q.sb.repo, &["push", "-q", "origin", "main"]);
+    let a = q.ship_in_worktree("a", "a.txt", "a\n");
+    let b = q.ship_in_worktree("b", "b.txt", "b\n");
+    q.daemon();
+    assert_eq!(q.merged(), [a.n]);
+    // #1 is in main: #2's base moved, so its result on the new tip is checked first,
+    // and it fails there although #2 is green on its own.
+    let run = q.daemon();
+    assert_eq!(q.merged(), [a.n], "not merged: {}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("PR #{}: merged onto", b.n))
+            && run.stderr.contains("its checks are red (sh check.sh)"),
+        "{}",
+        run.stderr
+    );
+    let (action, reasons, _) = q.planned(b.n);
+    assert_eq!(action, "rebase");
+    assert_eq!(reasons.first().map(String::as_str), Some("merge_check_red"));
+    // Rebased at its turn (git rebases it alone, and the unchanged change keeps its
+    // approval): the PR's head now has #1 under it, and its CI runs there.
+    assert_eq!(q.events_of(&b.id, "rebase_requested").len(), 1);
+    let head = q.sb.github().pr(b.n).unwrap().head_oid;
+    assert_ne!(head, b.sha, "rebased");
+    q.sb.github().ci(&head).set("test", CheckState::Failure);
+    // Red there too: it stays out of main, and the kept result is not checked again.
+    let again = q.daemon();
+    assert!(
+        !again.stderr.contains(&format!("PR #{}: merged onto", b.n)),
+        "checked once a head and tip: {}",
+        again.stderr
+    );
+    assert_eq!(q.merged(), [a.n]);
 }

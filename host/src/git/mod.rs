@@ -756,6 +756,76 @@ pub fn merges_cleanly(dir: &Path, ours: &str, theirs: &str) -> Option<bool> {
     }
 }
 
+/// `theirs` merged onto `ours` as a commit of its own (`git merge-tree --write-tree`,
+/// then `git commit-tree` with both as parents), for running checks on the result.
+/// Touches no checkout and moves no ref. `Ok(None)` when the two conflict.
+pub fn merge_commit(dir: &Path, ours: &str, theirs: &str) -> Result<Option<(String, Sha)>> {
+    let out = output(dir, &["merge-tree", "--write-tree", ours, theirs])?;
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) => return Ok(None),
+        _ => {
+            return Err(GitError::Failed {
+                args: format!("merge-tree --write-tree {ours} {theirs}"),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+    }
+    let tree = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let message = format!("Hallmark merge check: {theirs} onto {ours}");
+    let commit = run(
+        dir,
+        &[
+            "-c",
+            "user.name=Hallmark",
+            "-c",
+            "user.email=hallmark@localhost",
+            "commit-tree",
+            &tree,
+            "-p",
+            ours,
+            "-p",
+            theirs,
+            "-m",
+            &message,
+        ],
+    )?;
+    Ok(Some((tree, Sha::new(commit.trim()))))
+}
+
+/// How many of the last `window` first-parent commits up to `tip` changed each path.
+pub fn recent_path_counts(dir: &Path, tip: &str, window: u32) -> Result<Vec<(String, u32)>> {
+    if window == 0 {
+        return Ok(Vec::new());
+    }
+    let n = window.to_string();
+    let out = run(
+        dir,
+        &[
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "-n",
+            &n,
+            "--name-only",
+            "--format=",
+            tip,
+        ],
+    )?;
+    let mut counts: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    for line in out.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        *counts.entry(line.to_string()).or_default() += 1;
+    }
+    Ok(counts.into_iter().collect())
+}
+
 /// The commits in `from..to`, oldest first, each with the paths it changed.
 pub fn commits_with_files(dir: &Path, from: &str, to: &str) -> Result<Vec<(Sha, Vec<String>)>> {
     let range = format!("{from}..{to}");

@@ -63,15 +63,17 @@ pub fn on_base(wt: &Path, base: Option<&str>) -> bool {
     if git::absolute_git_dir(wt).is_ok_and(|d| git::operation_in_progress(&d)) {
         return false;
     }
-    // Origin's copy first: it is what the PR is compared with, and a branch stacked on
-    // another PR's branch may have no local branch of that name at all.
-    let remote = format!("refs/remotes/origin/{base}");
-    let base = if git::commit(wt, &remote).is_some() {
-        remote.as_str()
-    } else {
-        base
-    };
-    git::is_ancestor(wt, base, "HEAD")
+    // The branch must contain the base as this clone has it and as origin has it (what
+    // the PR is compared with); a branch stacked on another PR's branch may have only
+    // origin's copy of it.
+    let present: Vec<String> = [
+        format!("refs/heads/{base}"),
+        format!("refs/remotes/origin/{base}"),
+    ]
+    .into_iter()
+    .filter(|r| git::commit(wt, r).is_some())
+    .collect();
+    !present.is_empty() && present.iter().all(|r| git::is_ancestor(wt, r, "HEAD"))
 }
 
 /// Runs the `worktree` template for a new item and finds where it put the worktree.

@@ -29,7 +29,7 @@ use super::setup::SetupFailed;
 use crate::error::{Code, HallError, IoContext, Result};
 use crate::git;
 use crate::hall::{Ctx, Hall};
-use crate::item::{Action, EventKind, HoldKind, Item, ItemId, State};
+use crate::item::{Action, EventKind, HoldKind, Item, ItemId, Sha, State};
 use crate::rooms::types::CondenseInput;
 
 /// The cache key of one check on one tree.
@@ -54,7 +54,7 @@ fn cache_file(hall: &Hall, key: &str) -> PathBuf {
 }
 
 /// Whether the cache holds a pass for `key`.
-fn cached_pass(hall: &Hall, key: &str) -> bool {
+pub(super) fn cached_pass(hall: &Hall, key: &str) -> bool {
     std::fs::read_to_string(cache_file(hall, key)).is_ok_and(|text| {
         text.lines().any(|l| {
             serde_json::from_str::<serde_json::Value>(l)
@@ -63,6 +63,37 @@ fn cached_pass(hall: &Hall, key: &str) -> bool {
                 == Some(0)
         })
     })
+}
+
+/// Appends one run of `check` (at `sha`, for item `id`) to the checks cache under `key`;
+/// a pass there is served to any later run on the same tree.
+fn record_run(
+    hall: &Hall,
+    ctx: &Ctx,
+    key: &str,
+    sha: &Sha,
+    id: ItemId,
+    check: &str,
+    (exit_code, duration_ms): (i32, u64),
+) -> Result<()> {
+    let line = json!({ "t": ctx.stamp, "sha": sha, "item": id, "check": check, "exit_code": exit_code, "duration_ms": duration_ms });
+    crate::journal::file::append_raw(&cache_file(hall, key), &line.to_string())?;
+    Ok(())
+}
+
+/// [`record_run`] for a pass.
+pub(super) fn record_pass(
+    hall: &Hall,
+    ctx: &Ctx,
+    key: &str,
+    sha: &Sha,
+    id: ItemId,
+    check: &str,
+    duration_ms: u64,
+) -> Result<()> {
+    let cache = hall.journal.root().join("checks-cache");
+    std::fs::create_dir_all(&cache).at(&cache)?;
+    record_run(hall, ctx, key, sha, id, check, (0, duration_ms))
 }
 
 /// One run of a check or setup command.
@@ -247,9 +278,15 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                 }
             }
             let r = run_command(check, &dir, id)?;
-            let line = json!({ "t": ctx.stamp, "sha": sha, "item": id, "check": check, "exit_code": r.exit_code, "duration_ms": r.duration_ms });
-            let cache_path = cache_file(hall, &key);
-            crate::journal::file::append_raw(&cache_path, &line.to_string())?;
+            record_run(
+                hall,
+                ctx,
+                &key,
+                &sha,
+                id,
+                check,
+                (r.exit_code, r.duration_ms),
+            )?;
             let (output, log) = if r.exit_code == 0 {
                 (None, None)
             } else {

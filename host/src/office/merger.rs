@@ -20,7 +20,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::delivery::{WatchError, pr_number};
-use crate::config::{MergeMode, MergeUpdate};
+use crate::config::MergeMode;
 use crate::error::{HallError, Result};
 use crate::gh;
 use crate::git;
@@ -28,8 +28,8 @@ use crate::hall::{Ctx, Hall};
 use crate::item::{Action, Event, EventKind, FollowKind, HoldKind, Item, ItemId, Sha, State};
 use crate::rooms::World;
 use crate::rooms::types::{
-    Action as Judged, BaseCommit, BaseQueue, CiState, MergeSettings, MergeableState, MergerInput,
-    MergerPlan, PrFacts, UpdateMode,
+    Action as Judged, BaseCommit, BaseQueue, CheckFact, CiState, MergeSettings, MergeableState,
+    MergerInput, MergerPlan, PathCount, PrFacts,
 };
 
 /// The least time between two passes over one repository.
@@ -511,14 +511,8 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
 
-    let settings = MergeSettings {
-        require_ci: hall.config.merge.require_ci,
-        update: match hall.config.merge.update {
-            MergeUpdate::Files => UpdateMode::Files,
-            MergeUpdate::Conflicts => UpdateMode::Conflicts,
-        },
-        lit: hall.config.merge.lit.clone(),
-    };
+    let settings = MergeSettings::from_config(&hall.config.merge);
+    let window = settings.hot.window;
     // PR numbers the queue's items have, and every other open PR.
     let ours: BTreeSet<u64> = shipped.iter().map(|s| s.number).collect();
     let mut open_prs: Vec<u32> = open
@@ -539,7 +533,13 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         let Some(pr) = by_number.get(&s.number) else {
             // Merged or closed, not yet delivered: a merge in flight when we merged it.
             if record.started || record.merged {
-                let q = queue_for(&mut queues, &tips, &checks, &dir, now, &s.item.base);
+                let q = queue_for(
+                    &mut queues,
+                    (&tips, &checks),
+                    &dir,
+                    (now, window),
+                    &s.item.base,
+                );
                 q.merge_in_flight.get_or_insert(s.number as u32);
             }
             continue;
@@ -547,7 +547,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         let base = pr.base_ref_name.clone();
         if record.merged {
             // Recorded as merged, and GitHub still lists it open (it lags): in flight.
-            let q = queue_for(&mut queues, &tips, &checks, &dir, now, &base);
+            let q = queue_for(&mut queues, (&tips, &checks), &dir, (now, window), &base);
             q.merge_in_flight.get_or_insert(s.number as u32);
             continue;
         }
@@ -599,34 +599,76 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             base_commits,
             rebasing: s.item.state != State::Closed,
             lit_cleared: lit_cleared(&s.events),
+            checks: check_facts(pr),
+            merge_check: super::merge_check::recorded(hall, tip.as_str(), &pr.head_ref_oid),
         };
         item_of.insert(number, (s.id, i));
         heads.insert(number, pr.head_ref_oid.clone());
-        queue_for(&mut queues, &tips, &checks, &dir, now, &base)
+        queue_for(&mut queues, (&tips, &checks), &dir, (now, window), &base)
             .prs
             .push(facts);
     }
     for base in &watch {
-        queue_for(&mut queues, &tips, &checks, &dir, now, base);
+        queue_for(&mut queues, (&tips, &checks), &dir, (now, window), base);
     }
     open_prs.sort_unstable();
     open_prs.dedup();
-    let input = MergerInput {
+    let mut input = MergerInput {
         settings,
         bases: queues.into_values().collect(),
         open_prs,
     };
-    let plan: MergerPlan = match room.judge_merges(&input).map_err(HallError::from)? {
-        Ok(plan) => plan,
-        Err(failure) => {
-            return Err(WatchError::Hall(HallError::internal(format!(
+    let judge = |input: &MergerInput| -> std::result::Result<MergerPlan, WatchError> {
+        match room.judge_merges(input).map_err(HallError::from)? {
+            Ok(plan) => Ok(plan),
+            Err(failure) => Err(WatchError::Hall(HallError::internal(format!(
                 "the merger room {} refused its input: {} ({})",
                 info.name,
                 failure.message,
                 failure.problems.join("; ")
-            ))));
+            )))),
         }
     };
+    let mut plan = judge(&input)?;
+    // The room asks for the merged result's checks of the PR next in line on a base
+    // (one a base): they run now, and the room judges again with their result, so a
+    // green result merges in this same pass. Bounded: one round a base.
+    for _ in 0..input.bases.len() {
+        let mut ran = false;
+        for (q, base_plan) in input.bases.iter_mut().zip(&plan.bases) {
+            for d in &base_plan.decisions {
+                if !d.reasons.iter().any(|r| r == "merge_check_missing") {
+                    continue;
+                }
+                let (Some((id, _)), Some(facts)) = (
+                    item_of.get(&d.number),
+                    q.prs.iter_mut().find(|p| p.number == d.number),
+                ) else {
+                    continue;
+                };
+                let (check, failed) =
+                    super::merge_check::run(hall, &office, *id, &q.tip_sha, &facts.head_sha)?;
+                out.did.push(format!(
+                    "PR #{}: merged onto {}, its checks are {}{}",
+                    d.number,
+                    crate::item::sha::short(&q.tip_sha),
+                    ci_name(check.state),
+                    if failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", failed.join(", "))
+                    }
+                ));
+                facts.merge_check = Some(check);
+                ran = true;
+            }
+        }
+        if !ran {
+            break;
+        }
+        plan = judge(&input)?;
+    }
+    let input = input;
 
     // The plan, whole, before anything is done about it.
     let mut planned = Vec::new();
@@ -710,21 +752,55 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
     Ok(out)
 }
 
+/// The checks at a PR's head, one by one (their test counts are not known from GitHub's
+/// rollup, so `tests` stays unset).
+fn check_facts(pr: &gh::PullRequest) -> Vec<CheckFact> {
+    pr.status_check_rollup
+        .iter()
+        .map(|c| {
+            let one = gh::PullRequest {
+                status_check_rollup: vec![c.clone()],
+                ..gh::PullRequest::default()
+            };
+            CheckFact {
+                name: if c.name.is_empty() {
+                    c.context.clone()
+                } else {
+                    c.name.clone()
+                },
+                state: pr_ci(&one),
+                tests: None,
+            }
+        })
+        .collect()
+}
+
 fn queue_for<'a>(
     queues: &'a mut BTreeMap<String, BaseQueue>,
-    tips: &BTreeMap<String, Sha>,
-    checks: &BTreeMap<String, Vec<gh::CheckContext>>,
+    (tips, checks): (
+        &BTreeMap<String, Sha>,
+        &BTreeMap<String, Vec<gh::CheckContext>>,
+    ),
     dir: &Path,
-    now: u64,
+    (now, window): (u64, u32),
     base: &str,
 ) -> &'a mut BaseQueue {
     queues.entry(base.to_string()).or_insert_with(|| {
-        let tip_ci = tips.get(base).map_or(CiState::Pending, |tip| {
+        let tip = tips.get(base);
+        let tip_ci = tip.map_or(CiState::Pending, |tip| {
             tip_state(dir, tip.as_str(), checks.get(tip.as_str()), now)
         });
+        let recent = tip
+            .and_then(|t| git::recent_path_counts(dir, t.as_str(), window).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(path, commits)| PathCount { path, commits })
+            .collect();
         BaseQueue {
             base: base.to_string(),
+            tip_sha: tip.map(|t| t.to_string()).unwrap_or_default(),
             tip_ci,
+            recent,
             merge_in_flight: None,
             prs: Vec::new(),
         }

@@ -15,6 +15,7 @@ pub mod delivery;
 pub mod develop;
 pub mod fix;
 pub mod lease;
+pub mod merge_check;
 pub mod merger;
 pub mod missing;
 pub mod resume;
