@@ -293,17 +293,15 @@ pub const OPEN_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefNam
 /// Every open pull request of the repository at `dir`, newest first, in as few calls as
 /// GitHub's paging allows (100 a page: 200 open PRs are two requests).
 pub fn open_pull_requests(dir: &Path) -> Result<Vec<PullRequest>> {
+    open_pull_requests_with(dir, OPEN_PR_FIELDS)
+}
+
+/// Every open pull request with `fields`, in one paged `gh pr list`.
+fn open_pull_requests_with(dir: &Path, fields: &str) -> Result<Vec<PullRequest>> {
     json(
         dir,
         &[
-            "pr",
-            "list",
-            "--state",
-            "open",
-            "--limit",
-            "10000",
-            "--json",
-            OPEN_PR_FIELDS,
+            "pr", "list", "--state", "open", "--limit", "10000", "--json", fields,
         ],
     )
 }
@@ -317,19 +315,7 @@ pub const MERGER_PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefN
 /// Every open pull request with the merger's fields, in one paged call like
 /// [`open_pull_requests`].
 pub fn open_pull_requests_for_merger(dir: &Path) -> Result<Vec<PullRequest>> {
-    json(
-        dir,
-        &[
-            "pr",
-            "list",
-            "--state",
-            "open",
-            "--limit",
-            "10000",
-            "--json",
-            MERGER_PR_FIELDS,
-        ],
-    )
+    open_pull_requests_with(dir, MERGER_PR_FIELDS)
 }
 
 /// The checks and statuses at each of `commits` (full SHAs), in one GraphQL call

@@ -415,7 +415,7 @@ fn ci_down(hall: &Hall, office: &Ctx, cis: &[(u64, gh::Ci)]) -> Result<Option<St
     } else {
         return Ok(None);
     };
-    let written = hall.journal.append_checked(None, |events| {
+    let said = say_once(hall, office, (kind, &message), |events| {
         let last = events.iter().rev().find_map(|e| match &e.kind {
             EventKind::Notification { kind, .. } if kind == "ci_down" || kind == "ci_up" => {
                 Some(kind.as_str())
@@ -423,16 +423,30 @@ fn ci_down(hall: &Hall, office: &Ctx, cis: &[(u64, gh::Ci)]) -> Result<Option<St
             _ => None,
         });
         // Down is said once; up only after a down.
-        let due = match kind {
+        match kind {
             "ci_down" => last != Some("ci_down"),
             _ => last == Some("ci_down"),
-        };
-        Ok::<_, HallError>(if due {
+        }
+    })?;
+    Ok(said.then_some(message))
+}
+
+/// Writes a notification of the repository's own (no item) when `due` says so, judged
+/// from the repository journal's events under its lock, so two daemons say it once.
+/// Returns whether it was written.
+pub(super) fn say_once(
+    hall: &Hall,
+    office: &Ctx,
+    (kind, message): (&str, &str),
+    due: impl FnOnce(&[crate::item::Event]) -> bool,
+) -> Result<bool> {
+    let written = hall.journal.append_checked(None, |events| {
+        Ok::<_, HallError>(if due(events) {
             vec![office.event(
                 None,
                 EventKind::Notification {
                     kind: kind.into(),
-                    message: message.clone(),
+                    message: message.to_string(),
                     session: None,
                 },
             )]
@@ -440,7 +454,7 @@ fn ci_down(hall: &Hall, office: &Ctx, cis: &[(u64, gh::Ci)]) -> Result<Option<St
             Vec::new()
         })
     })?;
-    Ok((!written.is_empty()).then_some(message))
+    Ok(!written.is_empty())
 }
 
 /// What reviewers asked on the PR at its head, when anything is unanswered: a request

@@ -1011,7 +1011,7 @@ fn line(
     };
     let prefix = format!("{name}: ");
     let tip = base.tip.clone();
-    let written = hall.journal.append_checked(None, |events| {
+    let said = super::delivery::say_once(hall, office, (kind, &message), |events| {
         let last = events.iter().rev().find_map(|e| match &e.kind {
             EventKind::Notification { kind, message, .. }
                 if (kind == "base_red" || kind == "base_green") && message.starts_with(&prefix) =>
@@ -1020,27 +1020,15 @@ fn line(
             }
             _ => None,
         });
-        let due = match kind {
+        match kind {
             // Once per red tip.
             "base_red" => {
                 last.is_none_or(|(k, m)| k != "base_red" || !m.contains(&tip[..tip.len().min(7)]))
             }
             _ => last.is_some_and(|(k, _)| k == "base_red"),
-        };
-        Ok::<_, HallError>(if due {
-            vec![office.event(
-                None,
-                EventKind::Notification {
-                    kind: kind.into(),
-                    message: message.clone(),
-                    session: None,
-                },
-            )]
-        } else {
-            Vec::new()
-        })
+        }
     })?;
-    Ok((!written.is_empty()).then_some(message))
+    Ok(said.then_some(message))
 }
 
 /// The bases whose latest line notice is `base_red`: their line stays stopped, and

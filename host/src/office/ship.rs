@@ -260,7 +260,13 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     // The approval covers what the commit adds to the base it was measured from; that
     // base must be in the one the PR lands on (a stacked item retargeted before the
     // branch under it merged is not), or the rest was never reviewed with it.
-    if let Err(why) = hallmark::check_base(&wt, &verified, &base) {
+    // (The base as this clone has it counts too: a commit on the local base that origin
+    // lacks is the person's own, as the review's rules are.)
+    let local = format!("refs/heads/{}", item.base);
+    if let Err(why) = hallmark::check_base(&wt, &verified, &base)
+        && (git::commit(&wt, &local).is_none()
+            || hallmark::check_base(&wt, &verified, &local).is_err())
+    {
         return pull_back(
             hall,
             ctx,

@@ -477,27 +477,15 @@ mod tests {
     use super::*;
 
     fn signed(dir: &Path) -> (Note, Trust) {
-        std::fs::write(
-            dir.join(crate::sign::USER_CONFIG),
-            "[signing]\nprincipal = \"ada@example.com\"\n",
-        )
-        .unwrap();
-        let signer = Signer::load_in(dir, None).unwrap();
-        let mut n = note();
-        n.signer = None;
-        let seal = sign_note(&signer, &n).unwrap();
-        let trust = Trust {
-            signers: AllowedSigners::parse(&crate::sign::allowed::line(
-                "ada@example.com",
-                signer.public_key(),
-            )),
-            source: "test".into(),
-        };
-        (n.sealed(&seal), trust)
+        signed_with(dir, None)
     }
 
     /// [`signed`], measured from `base` (a version 3 hallmark).
     fn signed_on(dir: &Path, base: &str) -> (Note, Trust) {
+        signed_with(dir, Some(base))
+    }
+
+    fn signed_with(dir: &Path, base: Option<&str>) -> (Note, Trust) {
         std::fs::write(
             dir.join(crate::sign::USER_CONFIG),
             "[signing]\nprincipal = \"ada@example.com\"\n",
@@ -506,7 +494,7 @@ mod tests {
         let signer = Signer::load_in(dir, None).unwrap();
         let mut n = note();
         n.signer = None;
-        n.base = Some(base.into());
+        n.base = base.map(Sha::new);
         let seal = sign_note(&signer, &n).unwrap();
         let trust = Trust {
             signers: AllowedSigners::parse(&crate::sign::allowed::line(
