@@ -231,11 +231,26 @@ fn shipped_items(hall: &Hall) -> Result<Vec<Shipped>> {
             events,
         });
     }
-    // A PR a follow-up item took over is the newest item's.
-    out.sort_by_key(|s| std::cmp::Reverse(s.id));
-    let mut seen = BTreeSet::new();
-    out.retain(|s| seen.insert(s.number));
     Ok(out)
+}
+
+/// The item's hallmark, when it is one the merger may go by for a merge onto `tip`: its
+/// note verifies (signature, trusted signer, the journal's own record), and the commit
+/// its change was measured from is in `tip`. A PR pointed at the base before the branch
+/// it was stacked on merged (`gh pr edit --base`) carries a hallmark for only part of
+/// what it would bring in, and counts as not hallmarked.
+fn vouched(
+    hall: &Hall,
+    trust: &crate::hall::hallmark::Trust,
+    s: &Shipped,
+    tip: &str,
+) -> Option<String> {
+    let sha = s.item.hallmark.as_ref()?;
+    let dir = &hall.repo.main_root;
+    let verified =
+        crate::hall::hallmark::verify_commit(dir, sha.as_str(), trust, Some(&hall.journal)).ok()?;
+    crate::hall::hallmark::check_base(dir, &verified, tip).ok()?;
+    Some(sha.to_string())
 }
 
 fn tip_state(dir: &Path, tip: &str, checks: Option<&Vec<gh::CheckContext>>, now: u64) -> CiState {
@@ -511,6 +526,8 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
 
+    // Who may sign the hallmarks the merger goes by: the configured base's signers.
+    let trust = crate::hall::hallmark::Trust::for_repo(&dir, &hall.config.base);
     let settings = MergeSettings::from_config(&hall.config.merge);
     let window = settings.hot.window;
     // PR numbers the queue's items have, and every other open PR.
@@ -588,7 +605,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         let facts = PrFacts {
             number,
             head_sha: pr.head_ref_oid.clone(),
-            hallmark_sha: s.item.hallmark.as_ref().map(|h| h.to_string()),
+            hallmark_sha: vouched(hall, &trust, s, tip.as_str()),
             mergeable,
             ci: pr_ci(pr),
             changes_requested: pr.review_decision == "CHANGES_REQUESTED",

@@ -69,9 +69,6 @@ impl Sandbox {
                     line(json!({"event": "created", "title": format!("Ship {branch}"), "branch": branch,
                         "base": base, "worktree": worktree.map(|w| w.display().to_string()), "source": "new"})),
                     line(json!({"event": "ready", "sha": sha, "round": 1})),
-                    line(json!({"event": "checks_passed", "sha": sha})),
-                    line(json!({"event": "hallmarked", "sha": sha, "round": 1})),
-                    line(json!({"event": "shipped", "sha": sha, "pr": pr})),
                 ];
                 for e in &mut events {
                     e.item = Some(id);
@@ -79,6 +76,14 @@ impl Sandbox {
                 Ok::<_, hallmark_core::journal::JournalError>(events)
             })
             .expect("item");
-        id.to_string()
+        let id = id.to_string();
+        // A real, signed hallmark on the head (the merger verifies what it merges).
+        self.strike(&id, worktree.unwrap_or(&self.repo), sha, 1);
+        self.record(
+            &id,
+            "shipper",
+            json!({"event": "shipped", "sha": sha, "pr": pr}),
+        );
+        id
     }
 }
