@@ -250,7 +250,8 @@ fn big_queue(prs: u32, files: u32) -> MergerInput {
                     _ => CiState::Green,
                 },
                 checks: Vec::new(),
-                merge_check: None,
+                merge_checks: Vec::new(),
+                merged_tree: None,
                 changes_requested: next(50) == 0,
                 review_requests: Vec::new(),
                 body: if number > 1 && next(10) == 0 {
@@ -280,6 +281,7 @@ fn big_queue(prs: u32, files: u32) -> MergerInput {
             base: "main".into(),
             tip_sha: "tip".into(),
             tip_ci: CiState::Green,
+            tip_checked: false,
             recent: Vec::new(),
             merge_in_flight: None,
             prs: queue,

@@ -177,6 +177,9 @@ pub struct Merge {
     /// A path changed in at least this many of them is hot: a PR touching it is
     /// checked with the base tip in before it merges, whatever `update` says (0: off).
     pub hot_threshold: u32,
+    /// How many PRs per base have merge checks in line at once, each on the tip
+    /// with the PRs ahead of it merged in; 1 checks only the next PR, on the tip.
+    pub train: u32,
 }
 
 /// The Delivery office: following shipped PRs until they merge.
@@ -339,6 +342,7 @@ impl Default for Merge {
             pre_merge_check: true,
             hot_window: 50,
             hot_threshold: 5,
+            train: 4,
         }
     }
 }
@@ -596,11 +600,12 @@ mod tests {
         let d = Merge::default();
         assert!(d.required_checks.is_empty());
         assert!(d.pre_merge_check);
-        assert_eq!((d.hot_window, d.hot_threshold), (50, 5));
+        assert_eq!((d.hot_window, d.hot_threshold, d.train), (50, 5, 4));
         let c = parse(
-            "[merge]\nrequired_checks = [\"test\", \"lint\"]\npre_merge_check = false\nhot_window = 20\nhot_threshold = 3\n",
+            "[merge]\nrequired_checks = [\"test\", \"lint\"]\npre_merge_check = false\nhot_window = 20\nhot_threshold = 3\ntrain = 1\n",
         )
         .expect("parses");
+        assert_eq!(c.merge.train, 1);
         assert_eq!(c.merge.required_checks, ["test", "lint"]);
         assert!(!c.merge.pre_merge_check);
         assert_eq!((c.merge.hot_window, c.merge.hot_threshold), (20, 3));

@@ -197,14 +197,16 @@ fn three_prs_on_separate_files_merge_one_a_pass_with_no_rebase() {
 
     let mark = q.sb.github().requests().len();
     let run = q.daemon();
-    // The pass judged: #1 merges, the others wait for it, only because one merge at a
-    // time goes into a base, not for its files.
+    assert!(run.stderr.contains("merger"), "{}", run.stderr);
+    // The pass judged: #1 merges; the others form a train behind it, each checked in
+    // the same pass on the tip with the PRs ahead of it merged in, and wait only for
+    // those to merge, not for their files.
     assert_eq!(q.planned(a.n).0, "merge", "{}", run.stderr);
-    for later in [&b, &c] {
+    for (later, ahead) in [(&b, vec![a.n]), (&c, vec![a.n, b.n])] {
         let (action, reasons, waits) = q.planned(later.n);
         assert_eq!(action, "wait");
-        assert_eq!(reasons, ["one_merge_at_a_time"]);
-        assert_eq!(waits, [a.n]);
+        assert_eq!(reasons, ["merge_check_ahead"], "{}", run.stderr);
+        assert_eq!(waits, ahead);
     }
     assert_eq!(q.merged(), [a.n], "{}", run.stderr);
     // A pass costs two gh calls however many PRs there are: the open list and the
@@ -224,7 +226,7 @@ fn three_prs_on_separate_files_merge_one_a_pass_with_no_rebase() {
             "{text}"
         );
         assert!(
-            text.contains(&format!("#2 {}  wait for #1: one_merge_at_a_time", b.id)),
+            text.contains(&format!("#2 {}  wait for #1: merge_check_ahead", b.id)),
             "{text}"
         );
     }
@@ -734,18 +736,27 @@ fn a_pr_whose_merged_result_fails_the_checks_is_not_merged_but_rebased() {
     q.sb.git(&q.sb.repo, &["push", "-q", "origin", "main"]);
     let a = q.ship_in_worktree("a", "a.txt", "a\n");
     let b = q.ship_in_worktree("b", "b.txt", "b\n");
-    q.daemon();
+    // #1 merges; #2 is checked behind it, on the tip with #1 merged in, and fails
+    // there although it is green on its own. With #1 not yet merged, the failure
+    // may be #1's: #2 waits to meet that tree on the real tip.
+    let first = q.daemon();
     assert_eq!(q.merged(), [a.n]);
-    // #1 is in main: #2's base moved, so its result on the new tip is checked first,
-    // and it fails there although #2 is green on its own.
+    assert!(
+        first.stderr.contains(&format!("PR #{}: merged onto", b.n))
+            && first.stderr.contains("its checks are red (sh check.sh)"),
+        "{}",
+        first.stderr
+    );
+    let (action, reasons, waits) = q.planned(b.n);
+    assert_eq!(
+        (action.as_str(), reasons, waits),
+        ("wait", vec!["merge_check_red_ahead".to_string()], vec![a.n])
+    );
+    // #1 is in main: the tip now holds the very tree #2 was checked on, so the kept
+    // red result counts, with no second run.
     let run = q.daemon();
     assert_eq!(q.merged(), [a.n], "not merged: {}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("PR #{}: merged onto", b.n))
-            && run.stderr.contains("its checks are red (sh check.sh)"),
-        "{}",
-        run.stderr
-    );
+    assert!(!run.stderr.contains("merged onto"), "{}", run.stderr);
     let (action, reasons, _) = q.planned(b.n);
     assert_eq!(action, "rebase");
     assert_eq!(reasons.first().map(String::as_str), Some("merge_check_red"));
@@ -763,4 +774,31 @@ fn a_pr_whose_merged_result_fails_the_checks_is_not_merged_but_rebased() {
         again.stderr
     );
     assert_eq!(q.merged(), [a.n]);
+}
+
+#[test]
+fn a_merge_check_the_host_cannot_run_costs_that_pr_one_pass_and_nothing_else() {
+    let q = Queue::new("");
+    let a = q.ship("a", "a.txt", "a\n");
+    let b = q.ship("b", "b.txt", "b\n");
+    // No loop checkout can be made: a file stands where their directory goes.
+    let blocker = q.sb.root.join("cache").join("checkouts");
+    let _ = std::fs::remove_dir_all(&blocker);
+    std::fs::write(&blocker, "not a directory\n").unwrap();
+    let run = q.daemon();
+    // #1 still merges; #2's check is reported and tried again later, not a paused merger.
+    assert_eq!(q.merged(), [a.n], "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("PR #{}: its merge check could not run", b.n)),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("merger paused"), "{}", run.stderr);
+    assert_eq!(q.planned(b.n).1, ["merge_check_missing"]);
+    // Once the checkout can be made, the next pass runs it and #2 merges.
+    std::fs::remove_file(&blocker).unwrap();
+    q.daemon();
+    let run = q.daemon();
+    assert_eq!(q.merged(), [a.n, b.n], "{}", run.stderr);
 }

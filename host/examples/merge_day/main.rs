@@ -6,6 +6,7 @@
 
 mod model;
 
+use hallmark::rooms::types::UpdateMode;
 use hallmark::rooms::{Rooms, World};
 use model::{Day, Params, Report, Strategy};
 
@@ -51,26 +52,42 @@ fn main() {
     );
 }
 
-const STRATEGIES: [Strategy; 8] = [
+const STRATEGIES: [Strategy; 10] = [
     Strategy::Hallmark {
         pre_merge_check: true,
         hot: true,
-        tip_wait: true,
+        train: 4,
+        update: UpdateMode::Files,
+    },
+    Strategy::Hallmark {
+        pre_merge_check: true,
+        hot: true,
+        train: 1,
+        update: UpdateMode::Files,
+    },
+    Strategy::Hallmark {
+        pre_merge_check: true,
+        hot: true,
+        train: 4,
+        update: UpdateMode::Conflicts,
+    },
+    Strategy::Hallmark {
+        pre_merge_check: true,
+        hot: true,
+        train: 8,
+        update: UpdateMode::Conflicts,
     },
     Strategy::Hallmark {
         pre_merge_check: false,
         hot: true,
-        tip_wait: true,
+        train: 4,
+        update: UpdateMode::Files,
     },
     Strategy::Hallmark {
         pre_merge_check: false,
         hot: false,
-        tip_wait: true,
-    },
-    Strategy::Hallmark {
-        pre_merge_check: true,
-        hot: true,
-        tip_wait: false,
+        train: 4,
+        update: UpdateMode::Files,
     },
     Strategy::WhenGreen,
     Strategy::AlwaysUpdate,

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use hallmark::rooms::types::{
     Action, BaseCommit, BaseQueue, CiState, MergeCheck, MergeSettings, MergeableState, MergerInput,
-    MergerPlan, PathCount, PrFacts, UpdateMode,
+    MergerPlan, PathCount, PrFacts, PrHead, UpdateMode,
 };
 
 const MIN: u64 = 60;
@@ -77,13 +77,13 @@ impl Params {
 /// How PRs get merged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
-    /// Hallmark's merger room, with these `[merge]` settings. `tip_wait: false`
-    /// is a what-if, not the room's rules: the model tells the room a tip whose
-    /// CI is still running is green, to show what waiting for it costs.
+    /// Hallmark's merger room, with these `[merge]` settings (`train` is how
+    /// many PRs may have merge checks in line at once).
     Hallmark {
         pre_merge_check: bool,
         hot: bool,
-        tip_wait: bool,
+        train: u32,
+        update: UpdateMode,
     },
     /// Merge as soon as the PR's own CI is green (no freshness).
     WhenGreen,
@@ -99,24 +99,31 @@ impl Strategy {
     pub fn name(self) -> String {
         match self {
             Self::Hallmark {
-                tip_wait: false, ..
-            } => "what-if: Hallmark merger not waiting for the tip's CI".into(),
-            Self::Hallmark {
-                pre_merge_check: true,
-                hot: true,
-                ..
-            } => "Hallmark merger (defaults: pre-merge check on)".into(),
-            Self::Hallmark {
-                pre_merge_check: false,
-                hot: true,
-                ..
-            } => "Hallmark merger, pre-merge check off (hot files on)".into(),
-            Self::Hallmark {
-                pre_merge_check: false,
-                hot: false,
-                ..
-            } => "Hallmark merger, 0.3 rules (no pre-merge check, no hot files)".into(),
-            Self::Hallmark { .. } => "Hallmark merger (pre-merge check on, hot files off)".into(),
+                pre_merge_check,
+                hot,
+                train,
+                update,
+            } => {
+                let mut parts = Vec::new();
+                if matches!(update, UpdateMode::Conflicts) {
+                    parts.push("update = conflicts".to_string());
+                }
+                parts.push(if pre_merge_check {
+                    format!("train {train}")
+                } else {
+                    "pre-merge check off".to_string()
+                });
+                if !hot {
+                    parts.push("hot files off".to_string());
+                }
+                let defaults =
+                    pre_merge_check && hot && train == 4 && matches!(update, UpdateMode::Files);
+                if defaults {
+                    "Hallmark merger (defaults: update = files, pre-merge check on, train 4)".into()
+                } else {
+                    format!("Hallmark merger, {}", parts.join(", "))
+                }
+            }
             Self::WhenGreen => "merge when green".into(),
             Self::AlwaysUpdate => "always update before merge".into(),
             Self::Batch { size } => format!("batching queue (groups of {size}, bisect)"),
@@ -312,6 +319,11 @@ impl Tree {
         t.fixes |= fixes;
         t
     }
+    /// A stable name for the tree, as git's object id is for a real one.
+    fn id(&self) -> String {
+        let words: Vec<String> = self.merged.iter().map(|w| format!("{w:x}")).collect();
+        format!("tree-{}-{:x}", words.join("."), self.fixes)
+    }
     /// The semantic pairs this tree breaks on.
     fn broken(&self, pairs: &[(usize, usize)]) -> u64 {
         let mut out = 0;
@@ -364,10 +376,20 @@ struct Pr {
     behind: Vec<(usize, Vec<u16>)>,
     /// The latest base version since `base_v` touching none of its files.
     other_behind: Option<usize>,
-    /// A merge check: the tip version it ran on and its run.
-    merge_check: Option<(usize, Run)>,
+    /// Merge checks of this head, newest first: the tip version the chain
+    /// started from, the PRs merged in ahead (with their heads), the tree, the run.
+    merge_checks: Vec<Check>,
     /// Red because the base it sits on is broken: rebase once the base is fixed.
     inherited: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Check {
+    onto: usize,
+    ahead: Vec<(usize, u32)>,
+    /// `None` when the chain did not merge cleanly.
+    tree: Option<Tree>,
+    run: Run,
 }
 
 struct Sim<'d> {
@@ -392,6 +414,8 @@ struct Sim<'d> {
     ci_runs: u64,
     red_secs: u64,
     broken: u32,
+    /// Every merge check's tree and run (for `tip_checked`).
+    checked: Vec<(Tree, Run)>,
 }
 
 impl<'d> Sim<'d> {
@@ -413,6 +437,7 @@ impl<'d> Sim<'d> {
             ci_runs: 0,
             red_secs: 0,
             broken: 0,
+            checked: Vec::new(),
         }
     }
 
@@ -444,7 +469,7 @@ impl<'d> Sim<'d> {
         pr.head += 1;
         pr.ci = Some(run);
         pr.reds = 0;
-        pr.merge_check = None;
+        pr.merge_checks.clear();
     }
 
     fn ready(&self, i: usize) -> bool {
@@ -471,7 +496,7 @@ impl<'d> Sim<'d> {
         let pr = &mut self.prs[i];
         pr.busy = Some((t + took, kind));
         pr.ci = None;
-        pr.merge_check = None;
+        pr.merge_checks.clear();
     }
 
     fn rebase_done(&mut self, i: usize) {
@@ -557,7 +582,7 @@ impl<'d> Sim<'d> {
                 conflicting: false,
                 behind: Vec::new(),
                 other_behind: None,
-                merge_check: None,
+                merge_checks: Vec::new(),
                 inherited: false,
             });
             let i = self.prs.len() - 1;
@@ -736,9 +761,10 @@ pub fn run(day: &Day, strategy: Strategy, judge: &mut Judge<'_>) -> Report {
             Strategy::Hallmark {
                 pre_merge_check,
                 hot,
-                tip_wait,
+                train,
+                update,
             } => {
-                let input = hallmark_input(&sim, pre_merge_check, hot, tip_wait);
+                let input = hallmark_input(&sim, (pre_merge_check, hot, train, update));
                 let plan = match last.take() {
                     Some((prev, plan)) if prev == input => plan,
                     _ => {
@@ -895,7 +921,10 @@ fn state_of(run: Option<Run>, t: u64) -> CiState {
 /// are others, the latest of those with no files: the rules read only whether
 /// the list is empty and which of the PR's files it touches, and the full list
 /// would make each pass copy every commit of a day-old branch.
-fn hallmark_input(sim: &Sim<'_>, pre_merge_check: bool, hot: bool, tip_wait: bool) -> MergerInput {
+fn hallmark_input(
+    sim: &Sim<'_>,
+    (pre_merge_check, hot, train, update): (bool, bool, u32, UpdateMode),
+) -> MergerInput {
     let t = sim.t;
     let tip = sim.tip();
     let sha = |v: usize| format!("v{v}");
@@ -935,13 +964,26 @@ fn hallmark_input(sim: &Sim<'_>, pre_merge_check: bool, hot: bool, tip_wait: boo
                 state_of(pr.ci, t)
             },
             checks: Vec::new(),
-            merge_check: pr.merge_check.map(|(v, run)| MergeCheck {
-                state: state_of(Some(run), t),
-                onto: sha(v),
-                head: format!("pr{i}-h{}", pr.head),
-                tree: Some(format!("tree-pr{i}-v{v}")),
-                skipped: None,
-            }),
+            merge_checks: pr
+                .merge_checks
+                .iter()
+                .map(|c| MergeCheck {
+                    state: state_of(Some(c.run), t),
+                    onto: sha(c.onto),
+                    ahead: c
+                        .ahead
+                        .iter()
+                        .map(|&(a, h)| PrHead {
+                            number: a as u32 + 1,
+                            head: format!("pr{a}-h{h}"),
+                        })
+                        .collect(),
+                    head: format!("pr{i}-h{}", pr.head),
+                    tree: c.tree.as_ref().map(Tree::id),
+                    skipped: None,
+                })
+                .collect(),
+            merged_tree: (!pr.conflicting).then(|| sim.base[tip].with(i, pr.fixes).id()),
             changes_requested: pr.changes_requested,
             review_requests: Vec::new(),
             body: String::new(),
@@ -974,14 +1016,15 @@ fn hallmark_input(sim: &Sim<'_>, pre_merge_check: bool, hot: bool, tip_wait: boo
         _ if tip == 0 => CiState::Green,
         _ => CiState::Pending,
     };
-    let tip_ci = match tip_ci {
-        CiState::Pending if !tip_wait => CiState::Green,
-        state => state,
-    };
+    let tip_tree = &sim.base[tip];
+    let tip_checked = sim
+        .checked
+        .iter()
+        .any(|(tree, run)| tree == tip_tree && run.done <= t && !run.red);
     MergerInput {
         settings: MergeSettings {
             require_ci: true,
-            update: UpdateMode::Files,
+            update,
             lit: vec!["deploy/".into()],
             required_checks: Vec::new(),
             pre_merge_check,
@@ -989,11 +1032,13 @@ fn hallmark_input(sim: &Sim<'_>, pre_merge_check: bool, hot: bool, tip_wait: boo
                 window: window as u32,
                 threshold: if hot { 5 } else { 0 },
             },
+            train,
         },
         bases: vec![BaseQueue {
             base: "main".into(),
             tip_sha: sha(tip),
             tip_ci,
+            tip_checked,
             recent: counts
                 .into_iter()
                 .map(|(f, commits)| PathCount {
@@ -1030,9 +1075,44 @@ fn hallmark_act(sim: &mut Sim<'_>, plan: &MergerPlan) {
                 if d.reasons.first().map(String::as_str) == Some("merge_check_missing")
                     && sim.busy_free(i) =>
             {
-                let tree = sim.base[tip].with(i, sim.prs[i].fixes);
-                let run = sim.run(&tree);
-                sim.prs[i].merge_check = Some((tip, run));
+                let mut tree = sim.base[tip].clone();
+                let mut ahead = Vec::new();
+                let mut clash = false;
+                for &n in &d.check_onto {
+                    let a = n as usize - 1;
+                    tree = tree.with(a, sim.prs[a].fixes);
+                    ahead.push((a, sim.prs[a].head));
+                    // The same textual conflict the base would meet once `a` merged.
+                    clash |= sim.d.specs[i]
+                        .files
+                        .iter()
+                        .any(|f| sim.d.specs[a].files.contains(f))
+                        && coin(sim.d.p.seed, i as u64, a as u64, sim.d.p.conflict);
+                }
+                let tree = tree.with(i, sim.prs[i].fixes);
+                let run = if clash {
+                    // `git merge-tree` refuses the chain at once: red, no tree, no run.
+                    Run {
+                        done: sim.t,
+                        red: true,
+                        real: true,
+                    }
+                } else {
+                    let run = sim.run(&tree);
+                    sim.checked.push((tree.clone(), run));
+                    run
+                };
+                let checks = &mut sim.prs[i].merge_checks;
+                checks.insert(
+                    0,
+                    Check {
+                        onto: tip,
+                        ahead,
+                        tree: (!clash).then_some(tree),
+                        run,
+                    },
+                );
+                checks.truncate(8);
             }
             _ => {}
         }

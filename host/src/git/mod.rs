@@ -744,14 +744,20 @@ pub fn fetch_all(dir: &Path, remote: &str, refspecs: &[String]) -> Result<()> {
     run(dir, &args).map(drop)
 }
 
-/// Whether `theirs` merges into `ours` with no conflict (`git merge-tree
-/// --write-tree`, which touches no checkout). `None` when git can't tell (a commit
-/// this clone lacks, a git older than 2.38).
-pub fn merges_cleanly(dir: &Path, ours: &str, theirs: &str) -> Option<bool> {
+/// The tree `theirs` merged into `ours` would have (`git merge-tree --write-tree`,
+/// which touches no checkout): `Some(None)` when they conflict, `None` when git can't
+/// tell (a commit this clone lacks, a git older than 2.38).
+pub fn merge_tree(dir: &Path, ours: &str, theirs: &str) -> Option<Option<String>> {
     let out = output(dir, &["merge-tree", "--write-tree", ours, theirs]).ok()?;
     match out.status.code() {
-        Some(0) => Some(true),
-        Some(1) => Some(false),
+        Some(0) => Some(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .next()
+                .map(|l| l.trim().to_string())
+                .filter(|t| !t.is_empty()),
+        ),
+        Some(1) => Some(None),
         _ => None,
     }
 }

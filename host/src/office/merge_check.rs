@@ -1,12 +1,14 @@
 //! The pre-merge check (`[merge] pre_merge_check`): the repository's gates run on a PR
-//! merged onto its base's current tip, a commit `git merge-tree` and `git commit-tree`
-//! make without touching any checkout or ref. It catches the merge that is clean as text
-//! and broken as code: two PRs green alone whose combination fails.
+//! merged onto its base's tip, or onto a predicted tip (the tip with the PRs ahead of
+//! it in the merge train merged in first), a chain of commits `git merge-tree` and `git
+//! commit-tree` make without touching any checkout or ref. It catches the merge that is
+//! clean as text and broken as code: two PRs green alone whose combination fails.
 //!
-//! Each result is kept, keyed by the tip and the head it merged, in
-//! `<journal>/merge-checks.jsonl`, so a check runs once per pair and the merger room reads
-//! it on every pass. Passing gates also land in the checks cache by tree, so a tree the
-//! loop already checked costs nothing.
+//! Each result is kept, with the tip, the PRs merged in ahead and the head, in
+//! `<journal>/merge-checks.jsonl`, so a check runs once per chain and the merger room
+//! reads it on every pass. The room lets a PR merge on a result only when the checked
+//! tree is the tree its merge would write now. Passing gates also land in the checks
+//! cache by tree, so a tree the loop already checked costs nothing.
 
 use std::path::PathBuf;
 
@@ -17,12 +19,17 @@ use crate::error::Result;
 use crate::git;
 use crate::hall::{Ctx, Hall};
 use crate::item::{ItemId, Sha};
-use crate::rooms::types::{CiState, MergeCheck};
+use crate::rooms::types::{CiState, MergeCheck, PrHead};
+
+/// How many results for one head the room is given, newest first.
+const KEPT_PER_HEAD: usize = 8;
 
 /// One line of the record.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Recorded {
     onto: String,
+    #[serde(default)]
+    ahead: Vec<PrHead>,
     head: String,
     #[serde(default)]
     tree: Option<String>,
@@ -46,35 +53,71 @@ fn state_of(s: &str) -> CiState {
     }
 }
 
-/// The kept result for `head` merged onto `onto`, if the check ran.
-pub fn recorded(hall: &Hall, onto: &str, head: &str) -> Option<MergeCheck> {
-    let text = std::fs::read_to_string(record_file(hall)).ok()?;
-    text.lines()
-        .rev()
-        .filter_map(|l| serde_json::from_str::<Recorded>(l).ok())
-        .find(|r| r.onto == onto && r.head == head)
-        .map(|r| MergeCheck {
-            state: state_of(&r.state),
-            onto: r.onto,
-            head: r.head,
-            tree: r.tree,
-            skipped: r.skipped,
-        })
+impl Recorded {
+    fn check(&self) -> MergeCheck {
+        MergeCheck {
+            state: state_of(&self.state),
+            onto: self.onto.clone(),
+            ahead: self.ahead.clone(),
+            head: self.head.clone(),
+            tree: self.tree.clone(),
+            skipped: self.skipped.clone(),
+        }
+    }
 }
 
-/// Runs the check for `head` (item `id`'s PR) merged onto `onto`, keeps the result and
-/// returns it with the gates that failed.
+/// Every kept result, read once a pass.
+pub struct Records(Vec<Recorded>);
+
+impl Records {
+    /// Reads `<journal>/merge-checks.jsonl`; a line that does not parse is skipped
+    /// (it only means a check runs again).
+    pub fn load(hall: &Hall) -> Self {
+        let text = std::fs::read_to_string(record_file(hall)).unwrap_or_default();
+        Self(
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<Recorded>(l).ok())
+                .collect(),
+        )
+    }
+
+    /// The results for `head`, newest first, one per chain (tip and PRs ahead).
+    pub fn for_head(&self, head: &str) -> Vec<MergeCheck> {
+        let mut out: Vec<MergeCheck> = Vec::new();
+        for r in self.0.iter().rev().filter(|r| r.head == head) {
+            if out.len() == KEPT_PER_HEAD {
+                break;
+            }
+            if !out.iter().any(|m| m.onto == r.onto && m.ahead == r.ahead) {
+                out.push(r.check());
+            }
+        }
+        out
+    }
+
+    /// True when the repository's checks passed on exactly `tree`.
+    pub fn passed(&self, tree: &str) -> bool {
+        self.0
+            .iter()
+            .any(|r| r.state == "green" && r.tree.as_deref() == Some(tree))
+    }
+}
+
+/// Runs the check for `head` (item `id`'s PR) merged onto `onto` after the PRs in
+/// `ahead`, in order; keeps the result and returns it with the gates that failed.
 pub fn run(
     hall: &Hall,
     ctx: &Ctx,
     id: ItemId,
     onto: &str,
+    ahead: &[PrHead],
     head: &str,
 ) -> Result<(MergeCheck, Vec<String>)> {
     let checks = hall.config.checks.clone();
     let root = &hall.repo.main_root;
     let mut r = Recorded {
         onto: onto.to_string(),
+        ahead: ahead.to_vec(),
         head: head.to_string(),
         tree: None,
         state: "missing".into(),
@@ -84,36 +127,44 @@ pub fn run(
     if checks.is_empty() {
         r.skipped = Some("the repository has no gates to run on the merged result".into());
     } else {
-        match git::merge_commit(root, onto, head)? {
-            // A conflict: GitHub says so too, and the PR is rebased at its turn.
-            None => r.state = "red".into(),
-            Some((tree, commit)) => {
-                r.tree = Some(tree.clone());
-                if checks
-                    .iter()
-                    .all(|c| cached_pass(hall, &cache_key(&tree, c, &checks)))
-                {
-                    r.state = "green".into();
-                } else {
-                    r.failed = run_gates(hall, ctx, id, &commit, &tree, &checks)?;
-                    r.state = if r.failed.is_empty() { "green" } else { "red" }.into();
+        // The predicted tip: each PR ahead merged in turn. They touch separate
+        // files (the room's claims), so a conflict here is rare; it makes the
+        // result red, and the PR meets the real tree at its turn.
+        let mut base = onto.to_string();
+        let mut clean = true;
+        for a in ahead {
+            match git::merge_commit(root, &base, &a.head)? {
+                Some((_, commit)) => base = commit.to_string(),
+                None => {
+                    r.state = "red".into();
+                    r.failed = vec![format!("#{} does not merge cleanly ahead of it", a.number)];
+                    clean = false;
+                    break;
+                }
+            }
+        }
+        if clean {
+            match git::merge_commit(root, &base, head)? {
+                // A conflict: GitHub says so too, and the PR is rebased at its turn.
+                None => r.state = "red".into(),
+                Some((tree, commit)) => {
+                    r.tree = Some(tree.clone());
+                    if checks
+                        .iter()
+                        .all(|c| cached_pass(hall, &cache_key(&tree, c, &checks)))
+                    {
+                        r.state = "green".into();
+                    } else {
+                        r.failed = run_gates(hall, ctx, id, &commit, &tree, &checks)?;
+                        r.state = if r.failed.is_empty() { "green" } else { "red" }.into();
+                    }
                 }
             }
         }
     }
     let line = serde_json::to_string(&r).map_err(crate::error::HallError::internal)?;
     crate::journal::file::append_raw(&record_file(hall), &line)?;
-    let failed = r.failed.clone();
-    Ok((
-        MergeCheck {
-            state: state_of(&r.state),
-            onto: r.onto,
-            head: r.head,
-            tree: r.tree,
-            skipped: r.skipped,
-        },
-        failed,
-    ))
+    Ok((r.check(), r.failed))
 }
 
 /// Runs every gate in the item's loop checkout at `commit` (setup first, as the

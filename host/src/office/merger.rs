@@ -28,8 +28,8 @@ use crate::hall::{Ctx, Hall};
 use crate::item::{Action, Event, EventKind, FollowKind, HoldKind, Item, ItemId, Sha, State};
 use crate::rooms::World;
 use crate::rooms::types::{
-    Action as Judged, BaseCommit, BaseQueue, CheckFact, CiState, MergeSettings, MergeableState,
-    MergerInput, MergerPlan, PathCount, PrFacts,
+    Action as Judged, BaseCommit, BaseQueue, CheckFact, CiState, MergeCheck, MergeSettings,
+    MergeableState, MergerInput, MergerPlan, PathCount, PrFacts, PrHead,
 };
 
 /// The least time between two passes over one repository.
@@ -318,17 +318,17 @@ fn git_facts(
     tip: &str,
     head: &str,
     github_says: &str,
-) -> (Vec<String>, Vec<BaseCommit>, MergeableState) {
+) -> (Vec<String>, Vec<BaseCommit>, MergeableState, Option<String>) {
     let from_github = match github_says {
         "MERGEABLE" => MergeableState::Mergeable,
         "CONFLICTING" => MergeableState::Conflicting,
         _ => MergeableState::Unknown,
     };
     if git::commit(dir, head).is_none() {
-        return (Vec::new(), Vec::new(), from_github);
+        return (Vec::new(), Vec::new(), from_github, None);
     }
     let Ok(fork) = git::merge_base(dir, tip, head) else {
-        return (Vec::new(), Vec::new(), from_github);
+        return (Vec::new(), Vec::new(), from_github, None);
     };
     let files = git::files_between(dir, fork.as_str(), head).unwrap_or_default();
     let base_commits = git::commits_with_files(dir, fork.as_str(), tip)
@@ -339,12 +339,13 @@ fn git_facts(
             files,
         })
         .collect();
-    let mergeable = match git::merges_cleanly(dir, tip, head) {
-        Some(true) => MergeableState::Mergeable,
-        Some(false) => MergeableState::Conflicting,
+    let merged = git::merge_tree(dir, tip, head);
+    let mergeable = match merged {
+        Some(Some(_)) => MergeableState::Mergeable,
+        Some(None) => MergeableState::Conflicting,
         None => from_github,
     };
-    (files, base_commits, mergeable)
+    (files, base_commits, mergeable, merged.flatten())
 }
 
 /// The merger's lease on a repository: an exclusive lock on `leases/merger.lock`,
@@ -530,6 +531,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
     let trust = crate::hall::hallmark::Trust::for_repo(&dir, &hall.config.base);
     let settings = MergeSettings::from_config(&hall.config.merge);
     let window = settings.hot.window;
+    let records = super::merge_check::Records::load(hall);
     // PR numbers the queue's items have, and every other open PR.
     let ours: BTreeSet<u64> = shipped.iter().map(|s| s.number).collect();
     let mut open_prs: Vec<u32> = open
@@ -581,7 +583,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         let Some(tip) = tips.get(&base) else {
             continue;
         };
-        let (files, base_commits, mergeable) =
+        let (files, base_commits, mergeable, merged_tree) =
             git_facts(&dir, tip.as_str(), &pr.head_ref_oid, &pr.mergeable);
         // Stacked: based on another branch than the configured base. The PR of that
         // branch goes first; once it merged, this one waits for GitHub to retarget it
@@ -617,7 +619,8 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             rebasing: s.item.state != State::Closed,
             lit_cleared: lit_cleared(&s.events),
             checks: check_facts(pr),
-            merge_check: super::merge_check::recorded(hall, tip.as_str(), &pr.head_ref_oid),
+            merge_checks: records.for_head(&pr.head_ref_oid),
+            merged_tree,
         };
         item_of.insert(number, (s.id, i));
         heads.insert(number, pr.head_ref_oid.clone());
@@ -635,6 +638,11 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         bases: queues.into_values().collect(),
         open_prs,
     };
+    // A tip whose tree passed a merge check (of the PR whose merge made it).
+    for q in &mut input.bases {
+        q.tip_checked = !q.tip_sha.is_empty()
+            && git::tree_of(&dir, &q.tip_sha).is_ok_and(|t| records.passed(t.as_str()));
+    }
     let judge = |input: &MergerInput| -> std::result::Result<MergerPlan, WatchError> {
         match room.judge_merges(input).map_err(HallError::from)? {
             Ok(plan) => Ok(plan),
@@ -647,41 +655,69 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         }
     };
     let mut plan = judge(&input)?;
-    // The room asks for the merged result's checks of the PR next in line on a base
-    // (one a base): they run now, and the room judges again with their result, so a
-    // green result merges in this same pass. Bounded: one round a base.
+    // The room asks for merged-result checks: of the PR next in line, on the tip, and
+    // of the PRs behind it in the train, on the tip with the ones ahead merged in. They
+    // run now, side by side up to `[parallel] checks`, and the room judges again with
+    // their results, so a green one merges in this same pass. Bounded: one round a base.
     for _ in 0..input.bases.len() {
-        let mut ran = false;
-        for (q, base_plan) in input.bases.iter_mut().zip(&plan.bases) {
+        let mut wanted: Vec<(usize, u32, ItemId, Vec<PrHead>)> = Vec::new();
+        for (b, (q, base_plan)) in input.bases.iter().zip(&plan.bases).enumerate() {
             for d in &base_plan.decisions {
                 if !d.reasons.iter().any(|r| r == "merge_check_missing") {
                     continue;
                 }
-                let (Some((id, _)), Some(facts)) = (
-                    item_of.get(&d.number),
-                    q.prs.iter_mut().find(|p| p.number == d.number),
-                ) else {
+                let Some((id, _)) = item_of.get(&d.number) else {
                     continue;
                 };
-                let (check, failed) =
-                    super::merge_check::run(hall, &office, *id, &q.tip_sha, &facts.head_sha)?;
-                out.did.push(format!(
-                    "PR #{}: merged onto {}, its checks are {}{}",
-                    d.number,
-                    crate::item::sha::short(&q.tip_sha),
-                    ci_name(check.state),
-                    if failed.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", failed.join(", "))
-                    }
-                ));
-                facts.merge_check = Some(check);
-                ran = true;
+                let ahead: Option<Vec<PrHead>> = d
+                    .check_onto
+                    .iter()
+                    .map(|n| {
+                        let head = q.prs.iter().find(|p| p.number == *n)?.head_sha.clone();
+                        Some(PrHead { number: *n, head })
+                    })
+                    .collect();
+                // A PR ahead the host does not know is a room mistake; skip the check.
+                if let Some(ahead) = ahead {
+                    wanted.push((b, d.number, *id, ahead));
+                }
             }
         }
-        if !ran {
+        if wanted.is_empty() {
             break;
+        }
+        let results = run_merge_checks(hall, &office, &input, &wanted);
+        for ((b, number, _, ahead), result) in wanted.into_iter().zip(results) {
+            let q = &mut input.bases[b];
+            // One check the host could not run (git, the loop checkout) costs that
+            // PR this pass only: the room asks again on the next.
+            let (check, failed) = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    out.did.push(format!(
+                        "PR #{number}: its merge check could not run ({}); the next pass tries again",
+                        e.message
+                    ));
+                    continue;
+                }
+            };
+            let onto = ahead
+                .iter()
+                .map(|a| format!(" + #{}", a.number))
+                .collect::<String>();
+            out.did.push(format!(
+                "PR #{number}: merged onto {}{onto}, its checks are {}{}",
+                crate::item::sha::short(&q.tip_sha),
+                ci_name(check.state),
+                if failed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", failed.join(", "))
+                }
+            ));
+            if let Some(facts) = q.prs.iter_mut().find(|p| p.number == number) {
+                facts.merge_checks.insert(0, check);
+            }
         }
         plan = judge(&input)?;
     }
@@ -817,11 +853,50 @@ fn queue_for<'a>(
             base: base.to_string(),
             tip_sha: tip.map(|t| t.to_string()).unwrap_or_default(),
             tip_ci,
+            // Filled in once every queue is known (it reads the merge checks).
+            tip_checked: false,
             recent,
             merge_in_flight: None,
             prs: Vec::new(),
         }
     })
+}
+
+/// Runs the merge checks in `wanted` (base index, PR, item, PRs ahead), at most
+/// `[parallel] checks` at a time; results in the same order.
+fn run_merge_checks(
+    hall: &Hall,
+    office: &Ctx,
+    input: &MergerInput,
+    wanted: &[(usize, u32, ItemId, Vec<PrHead>)],
+) -> Vec<Result<(MergeCheck, Vec<String>)>> {
+    let width = (hall.config.parallel.checks.max(1) as usize).min(wanted.len().max(1));
+    let one = |(b, number, id, ahead): &(usize, u32, ItemId, Vec<PrHead>)| {
+        let q = &input.bases[*b];
+        let head = q
+            .prs
+            .iter()
+            .find(|p| p.number == *number)
+            .map(|p| p.head_sha.clone())
+            .unwrap_or_default();
+        super::merge_check::run(hall, office, *id, &q.tip_sha, ahead, &head)
+    };
+    let mut out = Vec::with_capacity(wanted.len());
+    for chunk in wanted.chunks(width) {
+        if chunk.len() == 1 {
+            out.push(one(&chunk[0]));
+            continue;
+        }
+        std::thread::scope(|scope| {
+            let running: Vec<_> = chunk.iter().map(|w| scope.spawn(move || one(w))).collect();
+            for r in running {
+                out.push(r.join().unwrap_or_else(|_| {
+                    Err(HallError::internal("a merge check's thread panicked"))
+                }));
+            }
+        });
+    }
+    out
 }
 
 /// Runs `[merge] command` for one PR, recording the intent first.

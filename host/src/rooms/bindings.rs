@@ -2,12 +2,14 @@
 //! the conversions between their types and the plain types in `types.rs`.
 //!
 //! Kept private so that nothing outside `rooms` depends on generated code. Each
-//! line of the WIT package hall supports has a module here: `v0_4` is `wit/`,
-//! `v0_3` is `wit/frozen/0.3.0/`, `v0_2` is `wit/frozen/0.2.0/`, `v0_1` is
+//! line of the WIT package hall supports has a module here: `v0_5` is `wit/`,
+//! `v0_4` is `wit/frozen/0.4.0/`, `v0_3` is `wit/frozen/0.3.0/`, `v0_2` is
+//! `wit/frozen/0.2.0/`, `v0_1` is
 //! `wit/frozen/0.1.0/`. Their verdict and condense interfaces have the same
 //! shape, so one set of conversions is stamped out for all. Check detection
 //! (`gates` in 0.1, `checks` from 0.2, with CI files, setup and left-out commands
-//! from 0.3) and the merger's input (given the merged-result facts from 0.4) are
+//! from 0.3) and the merger's input (given the merged-result facts from 0.4, the
+//! merge train from 0.5) and plan (merge checks on predicted tips from 0.5) are
 //! converted apart.
 
 use super::types as plain;
@@ -32,13 +34,22 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.4`, the current line.
-pub(crate) mod v0_4 {
+/// `hall:rooms@0.5`, the current line.
+pub(crate) mod v0_5 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
     unchanged_worlds!("../wit");
+}
+
+/// `hall:rooms@0.4`, frozen: a merger with one merge check per PR, on the tip.
+pub(crate) mod v0_4 {
+    pub(crate) mod checks {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.4.0", world: "checks-room" });
+        pub(crate) use exports::hall::rooms::checks as api;
+    }
+    unchanged_worlds!("../wit/frozen/0.4.0");
 }
 
 /// `hall:rooms@0.3`, frozen: a merger without the merged-result facts.
@@ -93,7 +104,11 @@ failure_from!(
     v0_4::checks,
     v0_4::verdict,
     v0_4::merger,
-    v0_4::condense
+    v0_4::condense,
+    v0_5::checks,
+    v0_5::verdict,
+    v0_5::merger,
+    v0_5::condense
 );
 
 // ---------------------------------------------------------------- checks
@@ -155,6 +170,7 @@ macro_rules! checks_from_0_3 {
 }
 checks_from_0_3!(v0_3);
 checks_from_0_3!(v0_4);
+checks_from_0_3!(v0_5);
 
 impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
     fn from(i: &plain::ChecksInput) -> Self {
@@ -292,36 +308,6 @@ macro_rules! unchanged_conversions {
                 }
             }
 
-            impl From<merger::api::MergerPlan> for plain::MergerPlan {
-                fn from(p: merger::api::MergerPlan) -> Self {
-                    Self {
-                        bases: p
-                            .bases
-                            .into_iter()
-                            .map(|b| plain::BasePlan {
-                                base: b.base,
-                                line_stopped: b.line_stopped,
-                                decisions: b
-                                    .decisions
-                                    .into_iter()
-                                    .map(|d| plain::Decision {
-                                        number: d.number,
-                                        action: match d.action {
-                                            merger::api::Action::Merge => plain::Action::Merge,
-                                            merger::api::Action::Rebase => plain::Action::Rebase,
-                                            merger::api::Action::Wait => plain::Action::Wait,
-                                            merger::api::Action::Hold => plain::Action::Hold,
-                                        },
-                                        waits_for: d.waits_for,
-                                        reasons: d.reasons,
-                                    })
-                                    .collect(),
-                            })
-                            .collect(),
-                    }
-                }
-            }
-
             // ---------------------------------------------------------------- condense
 
             impl From<&plain::CondenseInput> for condense::api::CondenseInput {
@@ -356,6 +342,53 @@ unchanged_conversions!(v0_1);
 unchanged_conversions!(v0_2);
 unchanged_conversions!(v0_3);
 unchanged_conversions!(v0_4);
+unchanged_conversions!(v0_5);
+
+/// The merger's plan, read back from any line (`$check_onto` reads what only
+/// 0.5 and on decide: the PRs to merge in ahead for a merge check).
+macro_rules! merger_plan {
+    ($line:ident, $check_onto:expr) => {
+        const _: () = {
+            use $line::merger;
+
+            impl From<merger::api::MergerPlan> for plain::MergerPlan {
+                fn from(p: merger::api::MergerPlan) -> Self {
+                    Self {
+                        bases: p
+                            .bases
+                            .into_iter()
+                            .map(|b| plain::BasePlan {
+                                base: b.base,
+                                line_stopped: b.line_stopped,
+                                decisions: b
+                                    .decisions
+                                    .into_iter()
+                                    .map(|d| plain::Decision {
+                                        check_onto: $check_onto(&d),
+                                        number: d.number,
+                                        action: match d.action {
+                                            merger::api::Action::Merge => plain::Action::Merge,
+                                            merger::api::Action::Rebase => plain::Action::Rebase,
+                                            merger::api::Action::Wait => plain::Action::Wait,
+                                            merger::api::Action::Hold => plain::Action::Hold,
+                                        },
+                                        waits_for: d.waits_for,
+                                        reasons: d.reasons,
+                                    })
+                                    .collect(),
+                            })
+                            .collect(),
+                    }
+                }
+            }
+        };
+    };
+}
+merger_plan!(v0_1, |_: &merger::api::Decision| Vec::new());
+merger_plan!(v0_2, |_: &merger::api::Decision| Vec::new());
+merger_plan!(v0_3, |_: &merger::api::Decision| Vec::new());
+merger_plan!(v0_4, |_: &merger::api::Decision| Vec::new());
+merger_plan!(v0_5, |d: &merger::api::Decision| d.check_onto.clone());
 
 /// The merger's input as rooms before 0.4 take it: without the merged-result
 /// facts, which such a room never reads (it judges by the older rules).
@@ -447,12 +480,16 @@ mod merger_0_4 {
                         tests: c.tests,
                     })
                     .collect(),
-                merge_check: p.merge_check.as_ref().map(|m| w::MergeCheck {
-                    state: ci(m.state),
-                    onto: m.onto.clone(),
-                    head: m.head.clone(),
-                    tree: m.tree.clone(),
-                    skipped: m.skipped.clone(),
+                // A 0.4 room knows one check per PR, on the tip itself: the
+                // newest one with nothing merged in ahead.
+                merge_check: p.merge_checks.iter().find(|m| m.ahead.is_empty()).map(|m| {
+                    w::MergeCheck {
+                        state: ci(m.state),
+                        onto: m.onto.clone(),
+                        head: m.head.clone(),
+                        tree: m.tree.clone(),
+                        skipped: m.skipped.clone(),
+                    }
                 }),
                 changes_requested: p.changes_requested,
                 review_requests: p.review_requests.clone(),
@@ -498,6 +535,114 @@ mod merger_0_4 {
                         base: b.base.clone(),
                         tip_sha: b.tip_sha.clone(),
                         tip_ci: ci(b.tip_ci),
+                        recent: b
+                            .recent
+                            .iter()
+                            .map(|r| w::PathCount {
+                                path: r.path.clone(),
+                                commits: r.commits,
+                            })
+                            .collect(),
+                        merge_in_flight: b.merge_in_flight,
+                        prs: b.prs.iter().map(Into::into).collect(),
+                    })
+                    .collect(),
+                open_prs: i.open_prs.clone(),
+            }
+        }
+    }
+}
+
+mod merger_0_5 {
+    use super::{plain, v0_5::merger::api as w};
+
+    fn ci(c: plain::CiState) -> w::CiState {
+        c.into()
+    }
+
+    impl From<&plain::PrFacts> for w::PrFacts {
+        fn from(p: &plain::PrFacts) -> Self {
+            Self {
+                number: p.number,
+                head_sha: p.head_sha.clone(),
+                hallmark_sha: p.hallmark_sha.clone(),
+                mergeable: p.mergeable.into(),
+                ci: ci(p.ci),
+                checks: p
+                    .checks
+                    .iter()
+                    .map(|c| w::CheckFact {
+                        name: c.name.clone(),
+                        state: ci(c.state),
+                        tests: c.tests,
+                    })
+                    .collect(),
+                merge_checks: p
+                    .merge_checks
+                    .iter()
+                    .map(|m| w::MergeCheck {
+                        state: ci(m.state),
+                        onto: m.onto.clone(),
+                        ahead: m
+                            .ahead
+                            .iter()
+                            .map(|a| w::PrHead {
+                                number: a.number,
+                                head: a.head.clone(),
+                            })
+                            .collect(),
+                        head: m.head.clone(),
+                        tree: m.tree.clone(),
+                        skipped: m.skipped.clone(),
+                    })
+                    .collect(),
+                merged_tree: p.merged_tree.clone(),
+                changes_requested: p.changes_requested,
+                review_requests: p.review_requests.clone(),
+                body: p.body.clone(),
+                stacked_on: p.stacked_on,
+                files: p.files.clone(),
+                base_commits: p
+                    .base_commits
+                    .iter()
+                    .map(|c| w::BaseCommit {
+                        sha: c.sha.clone(),
+                        files: c.files.clone(),
+                    })
+                    .collect(),
+                rebasing: p.rebasing,
+                lit_cleared: p.lit_cleared,
+            }
+        }
+    }
+
+    impl From<&plain::MergerInput> for w::MergerInput {
+        fn from(i: &plain::MergerInput) -> Self {
+            let s = &i.settings;
+            Self {
+                settings: w::MergeSettings {
+                    require_ci: s.require_ci,
+                    update: match s.update {
+                        plain::UpdateMode::Files => w::UpdateMode::Files,
+                        plain::UpdateMode::Conflicts => w::UpdateMode::Conflicts,
+                    },
+                    lit: s.lit.clone(),
+                    required_checks: s.required_checks.clone(),
+                    pre_merge_check: s.pre_merge_check,
+                    hot: w::HotSettings {
+                        window: s.hot.window,
+                        threshold: s.hot.threshold,
+                    },
+                    train: s.train,
+                },
+                bases: i
+                    .bases
+                    .iter()
+                    .map(|b| w::BaseQueue {
+                        base: b.base.clone(),
+                        tip_sha: b.tip_sha.clone(),
+                        tip_ci: ci(b.tip_ci),
+                        tip_checked: b.tip_checked,
                         recent: b
                             .recent
                             .iter()

@@ -48,7 +48,7 @@ pub use error::{FailureKind, RoomError};
 pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
-use bindings::{v0_1, v0_2, v0_3, v0_4};
+use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5};
 use sandbox::{Call, Ctx};
 use world::Line;
 pub use world::World;
@@ -58,17 +58,18 @@ pub const PACKAGE: &str = "hall:rooms";
 
 /// The `major.minor` lines of the package this hall can run, oldest first. A
 /// version line is added when a new binding module lands in `bindings.rs`.
-pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2), (0, 3), (0, 4)];
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)];
 
 /// The package version hall's own rooms and the SDK are built against.
-pub const CURRENT_VERSION: &str = "0.4.0";
+pub const CURRENT_VERSION: &str = "0.5.0";
 
 /// One world's exports, bound at the line the room was built against.
-enum Bound<A, B, C, D> {
+enum Bound<A, B, C, D, E> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
     V0_4(D),
+    V0_5(E),
 }
 
 /// Calls one export of a room's world in a fresh sandbox (`$room.call`): looks up
@@ -93,6 +94,7 @@ macro_rules! on_line {
             Bound::V0_2($e) => $body,
             Bound::V0_3($e) => $body,
             Bound::V0_4($e) => $body,
+            Bound::V0_5($e) => $body,
         }
     };
 }
@@ -406,6 +408,7 @@ enum Exports {
             v0_2::checks::ChecksRoomIndices,
             v0_3::checks::ChecksRoomIndices,
             v0_4::checks::ChecksRoomIndices,
+            v0_5::checks::ChecksRoomIndices,
         >,
     ),
     Verdict(
@@ -414,6 +417,7 @@ enum Exports {
             v0_2::verdict::VerdictRoomIndices,
             v0_3::verdict::VerdictRoomIndices,
             v0_4::verdict::VerdictRoomIndices,
+            v0_5::verdict::VerdictRoomIndices,
         >,
     ),
     Merger(
@@ -422,6 +426,7 @@ enum Exports {
             v0_2::merger::MergerRoomIndices,
             v0_3::merger::MergerRoomIndices,
             v0_4::merger::MergerRoomIndices,
+            v0_5::merger::MergerRoomIndices,
         >,
     ),
     Condense(
@@ -430,6 +435,7 @@ enum Exports {
             v0_2::condense::CondenseRoomIndices,
             v0_3::condense::CondenseRoomIndices,
             v0_4::condense::CondenseRoomIndices,
+            v0_5::condense::CondenseRoomIndices,
         >,
     ),
 }
@@ -439,12 +445,13 @@ impl TypedPre {
     /// their types are checked on instantiation.
     fn new(world: World, line: Line, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
         macro_rules! bind {
-            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty) => {
+            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty) => {
                 Exports::$variant(match line {
                     Line::V0_1 => Bound::V0_1(<$a>::new(&pre)?),
                     Line::V0_2 => Bound::V0_2(<$b>::new(&pre)?),
                     Line::V0_3 => Bound::V0_3(<$c>::new(&pre)?),
                     Line::V0_4 => Bound::V0_4(<$d>::new(&pre)?),
+                    Line::V0_5 => Bound::V0_5(<$e>::new(&pre)?),
                 })
             };
         }
@@ -454,28 +461,32 @@ impl TypedPre {
                 v0_1::gates::GatesRoomIndices,
                 v0_2::checks::ChecksRoomIndices,
                 v0_3::checks::ChecksRoomIndices,
-                v0_4::checks::ChecksRoomIndices
+                v0_4::checks::ChecksRoomIndices,
+                v0_5::checks::ChecksRoomIndices
             ),
             World::Verdict => bind!(
                 Verdict,
                 v0_1::verdict::VerdictRoomIndices,
                 v0_2::verdict::VerdictRoomIndices,
                 v0_3::verdict::VerdictRoomIndices,
-                v0_4::verdict::VerdictRoomIndices
+                v0_4::verdict::VerdictRoomIndices,
+                v0_5::verdict::VerdictRoomIndices
             ),
             World::Merger => bind!(
                 Merger,
                 v0_1::merger::MergerRoomIndices,
                 v0_2::merger::MergerRoomIndices,
                 v0_3::merger::MergerRoomIndices,
-                v0_4::merger::MergerRoomIndices
+                v0_4::merger::MergerRoomIndices,
+                v0_5::merger::MergerRoomIndices
             ),
             World::Condense => bind!(
                 Condense,
                 v0_1::condense::CondenseRoomIndices,
                 v0_2::condense::CondenseRoomIndices,
                 v0_3::condense::CondenseRoomIndices,
-                v0_4::condense::CondenseRoomIndices
+                v0_4::condense::CondenseRoomIndices,
+                v0_5::condense::CondenseRoomIndices
             ),
         };
         Ok(Self { pre, exports })
@@ -545,6 +556,7 @@ impl Room {
             Bound::V0_2(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_3(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_4(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
+            Bound::V0_5(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
         }
     }
 

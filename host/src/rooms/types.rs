@@ -246,17 +246,33 @@ pub struct CheckFact {
     pub tests: Option<u64>,
 }
 
-/// The repository's checks on a PR merged onto the base tip (`git merge-tree --write-tree`).
+/// A PR merged into a merge check's tree ahead of the PR checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrHead {
+    /// The PR number.
+    pub number: u32,
+    /// The head SHA merged.
+    pub head: String,
+}
+
+/// The repository's checks on a PR merged onto the base tip, or onto the tip
+/// with the PRs in `ahead` merged first (`git merge-tree --write-tree`, each step).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MergeCheck {
     /// Their result; `Missing` when none ran.
     pub state: CiState,
-    /// The base tip SHA the PR was merged onto; only a result for the current tip counts.
+    /// The base tip SHA the chain started from.
     pub onto: String,
+    /// The PRs merged in before this one, in order (rooms before 0.5 see only
+    /// checks with none).
+    #[serde(default)]
+    pub ahead: Vec<PrHead>,
     /// The PR head SHA merged; only a result for the current head counts.
     pub head: String,
-    /// The merged tree's object id, when the merge was clean.
+    /// The checked tree's object id, when every merge was clean; a result counts
+    /// for merging only when it equals the PR's `merged_tree`.
     #[serde(default)]
     pub tree: Option<String>,
     /// Why none ran and none will; `None` when the host has not started one yet.
@@ -322,10 +338,14 @@ pub struct PrFacts {
     /// Each check at the head (rooms before 0.4 never see them).
     #[serde(default)]
     pub checks: Vec<CheckFact>,
-    /// The checks on this PR merged onto the base tip, if run or started
-    /// (rooms before 0.4 never see it).
+    /// The checks on this head merged onto the tip or a predicted tip, newest
+    /// first (rooms before 0.4 never see them; 0.4 rooms see the newest on the tip).
     #[serde(default)]
-    pub merge_check: Option<MergeCheck>,
+    pub merge_checks: Vec<MergeCheck>,
+    /// The tree merging this head onto the tip would write now, if clean
+    /// (rooms before 0.5 never see it).
+    #[serde(default)]
+    pub merged_tree: Option<String>,
     /// A request for changes stands.
     #[serde(default)]
     pub changes_requested: bool,
@@ -363,6 +383,10 @@ pub struct BaseQueue {
     pub tip_sha: String,
     /// Checks at the base tip.
     pub tip_ci: CiState,
+    /// The repository's checks passed on exactly the tip's tree before it was
+    /// the tip (rooms before 0.5 never see it).
+    #[serde(default)]
+    pub tip_checked: bool,
     /// How often each path changed lately (rooms before 0.4 never see it).
     #[serde(default)]
     pub recent: Vec<PathCount>,
@@ -396,6 +420,9 @@ pub struct MergeSettings {
     /// Which paths are hot.
     #[serde(default)]
     pub hot: HotSettings,
+    /// How many PRs per base may have merge checks in line at once (`[merge] train`).
+    #[serde(default = "default_train")]
+    pub train: u32,
 }
 
 impl Default for MergeSettings {
@@ -407,6 +434,7 @@ impl Default for MergeSettings {
             required_checks: Vec::new(),
             pre_merge_check: true,
             hot: HotSettings::default(),
+            train: default_train(),
         }
     }
 }
@@ -427,8 +455,14 @@ impl MergeSettings {
                 window: merge.hot_window,
                 threshold: merge.hot_threshold,
             },
+            train: merge.train,
         }
     }
+}
+
+/// The merge train's default length, as `[merge] train` has it.
+pub fn default_train() -> u32 {
+    crate::config::Merge::default().train
 }
 
 fn default_true() -> bool {
@@ -473,6 +507,10 @@ pub struct Decision {
     pub action: Action,
     /// PRs it waits for.
     pub waits_for: Vec<u32>,
+    /// With `merge_check_missing`: the PRs to merge into the tip first, in order,
+    /// for this PR's merge check (always empty from rooms before 0.5).
+    #[serde(default)]
+    pub check_onto: Vec<u32>,
     /// Reason codes, most important first.
     pub reasons: Vec<String>,
 }

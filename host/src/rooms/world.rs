@@ -17,8 +17,10 @@ pub(crate) enum Line {
     V0_2,
     /// `0.3.x`, frozen in `wit/frozen/0.3.0/`.
     V0_3,
-    /// `0.4.x`, the current `wit/`.
+    /// `0.4.x`, frozen in `wit/frozen/0.4.0/`.
     V0_4,
+    /// `0.5.x`, the current `wit/`.
+    V0_5,
 }
 
 impl Line {
@@ -30,6 +32,7 @@ impl Line {
             (Some(0), Some(2)) => Some(Line::V0_2),
             (Some(0), Some(3)) => Some(Line::V0_3),
             (Some(0), Some(4)) => Some(Line::V0_4),
+            (Some(0), Some(5)) => Some(Line::V0_5),
             _ => None,
         }
     }

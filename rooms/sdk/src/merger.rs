@@ -11,14 +11,14 @@ wit_bindgen::generate!({
 pub use self::exports::hall::rooms::merger::{
     Action, BaseCommit, BasePlan, BaseQueue, CheckFact, CiState, Decision, Failure,
     Guest as MergerRoom, HotSettings, MergeCheck, MergeSettings, MergeableState, MergerInput,
-    MergerPlan, PathCount, PrFacts, UpdateMode,
+    MergerPlan, PathCount, PrFacts, PrHead, UpdateMode,
 };
 
 /// The names the built-in rules read; see `gates::model`.
 mod model {
     pub use super::exports::hall::rooms::merger::{
-        Action, BasePlan, CheckFact, CiState, Decision, Failure, MergeSettings, MergeableState,
-        MergerInput, MergerPlan, PathCount, PrFacts, UpdateMode,
+        Action, BasePlan, BaseQueue, CheckFact, CiState, Decision, Failure, MergeCheck,
+        MergeSettings, MergeableState, MergerInput, MergerPlan, PathCount, PrFacts, UpdateMode,
     };
 }
 

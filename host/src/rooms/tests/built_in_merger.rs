@@ -11,7 +11,8 @@ pub(super) fn pr(number: u32, files: &[&str]) -> PrFacts {
         mergeable: MergeableState::Mergeable,
         ci: CiState::Green,
         checks: Vec::new(),
-        merge_check: None,
+        merge_checks: Vec::new(),
+        merged_tree: None,
         changes_requested: false,
         review_requests: Vec::new(),
         body: String::new(),
@@ -30,6 +31,7 @@ pub(super) fn queue(prs: Vec<PrFacts>) -> MergerInput {
             base: "main".into(),
             tip_sha: "tip".into(),
             tip_ci: CiState::Green,
+            tip_checked: false,
             recent: Vec::new(),
             merge_in_flight: None,
             prs,
@@ -63,8 +65,10 @@ fn merger_room_table() {
             vec![(1, Merge, "ready", &[])],
         ),
         (
-            "one merge at a time per base",
-            queue(vec![pr(1, &["a.rs"]), pr(2, &["b.rs"])]),
+            "one merge at a time per base (no merge check lines the next one up)",
+            with(queue(vec![pr(1, &["a.rs"]), pr(2, &["b.rs"])]), |i| {
+                i.settings.pre_merge_check = false
+            }),
             vec![
                 (1, Merge, "ready", &[]),
                 (2, Wait, "one_merge_at_a_time", &[1]),
@@ -301,6 +305,7 @@ fn merger_room_refuses_contradictory_input() {
         base: "main".into(),
         tip_sha: "tip".into(),
         tip_ci: CiState::Green,
+        tip_checked: false,
         recent: Vec::new(),
         merge_in_flight: None,
         prs: Vec::new(),
@@ -320,6 +325,7 @@ fn merger_room_line_stopped_is_per_base() {
         base: "release".into(),
         tip_sha: "tip".into(),
         tip_ci: CiState::Red,
+        tip_checked: false,
         recent: Vec::new(),
         merge_in_flight: None,
         prs: vec![pr(2, &["a.rs"])],
@@ -340,20 +346,39 @@ fn moved(mut p: PrFacts, files: &[&str]) -> PrFacts {
     p
 }
 
-/// A merge check of `head` onto `onto`.
-fn merge_check(
-    head: &str,
-    state: CiState,
-    onto: &str,
-    skipped: Option<&str>,
-) -> Option<MergeCheck> {
-    Some(MergeCheck {
+/// A merge check of `head` onto `onto` alone, of the tree `tree1`.
+fn merge_check(head: &str, state: CiState, onto: &str, skipped: Option<&str>) -> Vec<MergeCheck> {
+    vec![MergeCheck {
         state,
         onto: onto.into(),
+        ahead: Vec::new(),
         head: head.into(),
         tree: Some("tree1".into()),
         skipped: skipped.map(str::to_string),
-    })
+    }]
+}
+
+/// `p` with a merge check of its head in `state`, planned on the tip with
+/// `ahead` (number, head) merged in first, of tree `tree`.
+fn planned(mut p: PrFacts, state: CiState, ahead: &[(u32, &str)], tree: &str) -> PrFacts {
+    p.merge_checks.insert(
+        0,
+        MergeCheck {
+            state,
+            onto: "tip".into(),
+            ahead: ahead
+                .iter()
+                .map(|(number, head)| PrHead {
+                    number: *number,
+                    head: head.to_string(),
+                })
+                .collect(),
+            head: p.head_sha.clone(),
+            tree: Some(tree.into()),
+            skipped: None,
+        },
+    );
+    p
 }
 
 fn check(name: &str, state: CiState, tests: Option<u64>) -> CheckFact {
@@ -373,7 +398,8 @@ fn merger_room_guards_the_merged_result() {
     type Row = (u32, Action, &'static str, &'static [u32]);
     let green = |p: PrFacts| {
         with(p, |p| {
-            p.merge_check = merge_check(&p.head_sha, CiState::Green, "tip", None)
+            p.merge_checks = merge_check(&p.head_sha, CiState::Green, "tip", None);
+            p.merged_tree = Some("tree1".into());
         })
     };
     let required = |i: &mut MergerInput| i.settings.required_checks = vec!["test".into()];
@@ -490,47 +516,285 @@ fn merger_room_guards_the_merged_result() {
         ),
         // ---- the pre-merge check
         (
-            "base moved: green on the tip merges, with no check it is asked for",
+            "base moved: green on the tree its merge writes merges; the next is checked behind it",
             queue(vec![
                 green(moved(pr(1, &["a.rs"]), &["z.rs"])),
                 moved(pr(2, &["b.rs"]), &["z.rs"]),
             ]),
             vec![
                 (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_missing", &[1]),
+            ],
+        ),
+        (
+            "up to `train` PRs have merge checks at once; the rest queue behind them",
+            with(
+                queue(vec![
+                    moved(pr(1, &["a.rs"]), &["z.rs"]),
+                    moved(pr(2, &["b.rs"]), &["z.rs"]),
+                    pr(3, &["c.rs"]),
+                ]),
+                |i| i.settings.train = 2,
+            ),
+            vec![
+                (1, Wait, "merge_check_missing", &[]),
+                (2, Wait, "merge_check_missing", &[1]),
+                (3, Wait, "merge_check_queued", &[1, 2]),
+            ],
+        ),
+        (
+            "a train of 0 is read as 1: the PR that merges next, on the tip",
+            with(
+                queue(vec![
+                    moved(pr(1, &["a.rs"]), &["z.rs"]),
+                    moved(pr(2, &["b.rs"]), &["z.rs"]),
+                ]),
+                |i| i.settings.train = 0,
+            ),
+            vec![
+                (1, Wait, "merge_check_missing", &[]),
                 (2, Wait, "merge_check_queued", &[1]),
             ],
         ),
         (
-            "the first PR without a merge check has it run; the rest queue behind",
+            "green on the predicted tip waits for the PRs ahead, not for a new check",
             queue(vec![
-                moved(pr(1, &["a.rs"]), &["z.rs"]),
-                moved(pr(2, &["b.rs"]), &["z.rs"]),
-                pr(3, &["c.rs"]),
+                green(moved(pr(1, &["a.rs"]), &["z.rs"])),
+                planned(
+                    moved(pr(2, &["b.rs"]), &["z.rs"]),
+                    CiState::Green,
+                    &[(1, "sha1")],
+                    "tree12",
+                ),
             ]),
             vec![
-                (1, Wait, "merge_check_missing", &[]),
-                (2, Wait, "merge_check_queued", &[1]),
-                (3, Merge, "ready", &[]),
+                (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_ahead", &[1]),
+            ],
+        ),
+        (
+            "once the PR ahead merged, its planned check counts on the tree it wrote",
+            queue(vec![with(
+                planned(
+                    moved(pr(2, &["b.rs"]), &["a.rs"]),
+                    CiState::Green,
+                    &[(1, "sha1")],
+                    "tree12",
+                ),
+                |p| p.merged_tree = Some("tree12".into()),
+            )]),
+            vec![(2, Merge, "ready", &[])],
+        ),
+        (
+            "the PR ahead left without merging: the tree differs and it is checked anew",
+            queue(vec![with(
+                planned(
+                    moved(pr(2, &["b.rs"]), &["z.rs"]),
+                    CiState::Green,
+                    &[(1, "sha1")],
+                    "tree12",
+                ),
+                |p| p.merged_tree = Some("tree2".into()),
+            )]),
+            vec![(2, Wait, "merge_check_missing", &[])],
+        ),
+        (
+            "a check planned behind another train, or another head ahead, counts for nothing",
+            queue(vec![
+                green(moved(pr(1, &["a.rs"]), &["z.rs"])),
+                planned(
+                    moved(pr(2, &["b.rs"]), &["z.rs"]),
+                    CiState::Green,
+                    &[],
+                    "tree2",
+                ),
+                planned(
+                    moved(pr(3, &["c.rs"]), &["z.rs"]),
+                    CiState::Green,
+                    &[(1, "sha1-old"), (2, "sha2")],
+                    "tree123",
+                ),
+            ]),
+            vec![
+                (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_missing", &[1]),
+                (3, Wait, "merge_check_missing", &[1, 2]),
+            ],
+        ),
+        (
+            "red on a predicted tip waits to meet that tree, and leaves the train",
+            queue(vec![
+                green(moved(pr(1, &["a.rs"]), &["z.rs"])),
+                planned(
+                    moved(pr(2, &["b.rs"]), &["z.rs"]),
+                    CiState::Red,
+                    &[(1, "sha1")],
+                    "tree12",
+                ),
+                moved(pr(3, &["c.rs"]), &["z.rs"]),
+            ]),
+            vec![
+                (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_red_ahead", &[1]),
+                (3, Wait, "merge_check_missing", &[1]),
+            ],
+        ),
+        (
+            "the train its checks form keeps its order: an older PR ready later joins behind",
+            queue(vec![
+                moved(pr(1, &["a.rs"]), &["z.rs"]),
+                with(green(moved(pr(2, &["b.rs"]), &["z.rs"])), |p| {
+                    p.merge_checks[0].state = CiState::Pending
+                }),
+                planned(
+                    moved(pr(3, &["c.rs"]), &["z.rs"]),
+                    CiState::Green,
+                    &[(2, "sha2")],
+                    "tree23",
+                ),
+            ]),
+            vec![
+                (1, Wait, "merge_check_missing", &[2, 3]),
+                (2, Wait, "merge_check_pending", &[]),
+                (3, Wait, "merge_check_ahead", &[2]),
+            ],
+        ),
+        (
+            "in the train's order, a PR ahead on the same files is waited for",
+            queue(vec![
+                moved(pr(1, &["b.rs"]), &["z.rs"]),
+                green(moved(pr(2, &["b.rs"]), &["z.rs"])),
+            ]),
+            vec![(1, Wait, "claimed_files", &[2]), (2, Merge, "ready", &[])],
+        ),
+        (
+            "a PR that left the train lets the ones planned behind it check anew",
+            queue(vec![
+                with(green(moved(pr(2, &["b.rs"]), &["z.rs"])), |p| {
+                    p.changes_requested = true
+                }),
+                planned(
+                    moved(pr(3, &["c.rs"]), &["z.rs"]),
+                    CiState::Green,
+                    &[(2, "sha2")],
+                    "tree23",
+                ),
+            ]),
+            vec![
+                (2, Hold, "changes_requested", &[]),
+                (3, Wait, "merge_check_missing", &[]),
+            ],
+        ),
+        (
+            "a tip whose tree a merge check passed does not hold a merge for its CI",
+            with(queue(vec![pr(1, &["a.rs"])]), |i| {
+                i.bases[0].tip_ci = CiState::Pending;
+                i.bases[0].tip_checked = true;
+            }),
+            vec![(1, Merge, "ready", &[])],
+        ),
+        (
+            "an unchecked tip's running CI holds the merge",
+            with(queue(vec![pr(1, &["a.rs"])]), |i| {
+                i.bases[0].tip_ci = CiState::Pending
+            }),
+            vec![(1, Wait, "base_ci_pending", &[])],
+        ),
+        (
+            "a checked tip that went red still stops the line",
+            with(queue(vec![pr(1, &["a.rs"])]), |i| {
+                i.bases[0].tip_ci = CiState::Red;
+                i.bases[0].tip_checked = true;
+            }),
+            vec![(1, Wait, "base_red", &[])],
+        ),
+        (
+            "update = conflicts: a mergeable PR on the train's files rides behind it",
+            with(
+                queue(vec![
+                    green(moved(pr(1, &["a.rs"]), &["z.rs"])),
+                    moved(pr(2, &["a.rs"]), &["z.rs"]),
+                ]),
+                |i| i.settings.update = UpdateMode::Conflicts,
+            ),
+            vec![
+                (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_missing", &[1]),
+            ],
+        ),
+        (
+            "update = files: the same PR waits for the claim, to be rebased once",
+            queue(vec![
+                green(moved(pr(1, &["a.rs"]), &["z.rs"])),
+                moved(pr(2, &["a.rs"]), &["z.rs"]),
+            ]),
+            vec![(1, Merge, "ready", &[]), (2, Wait, "claimed_files", &[1])],
+        ),
+        (
+            "update = conflicts: a conflicting PR does not ride; a lit one does not either",
+            with(
+                queue(vec![
+                    green(moved(pr(1, &["a.rs", "db/x.sql"]), &["z.rs"])),
+                    with(moved(pr(2, &["a.rs"]), &["z.rs"]), |p| {
+                        p.mergeable = MergeableState::Conflicting
+                    }),
+                    moved(pr(3, &["db/x.sql"]), &["z.rs"]),
+                ]),
+                |i| {
+                    i.settings.update = UpdateMode::Conflicts;
+                    i.settings.lit = vec!["db/**".into()];
+                    i.bases[0].prs[0].lit_cleared = true;
+                },
+            ),
+            vec![
+                (1, Merge, "ready", &[]),
+                (2, Wait, "claimed_files", &[1]),
+                (3, Wait, "claimed_files", &[1]),
+            ],
+        ),
+        (
+            "update = conflicts: a ready PR overtakes one on its files still on its own CI",
+            with(
+                queue(vec![
+                    with(pr(1, &["a.rs"]), |p| p.ci = CiState::Pending),
+                    pr(2, &["a.rs"]),
+                ]),
+                |i| i.settings.update = UpdateMode::Conflicts,
+            ),
+            vec![(1, Wait, "ci_pending", &[]), (2, Merge, "ready", &[])],
+        ),
+        (
+            "update = files: it waits for that PR instead",
+            queue(vec![
+                with(pr(1, &["a.rs"]), |p| p.ci = CiState::Pending),
+                pr(2, &["a.rs"]),
+            ]),
+            vec![
+                (1, Wait, "ci_pending", &[]),
+                (2, Wait, "claimed_files", &[1]),
             ],
         ),
         (
             "a merge check running on this tip is waited for",
             queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                p.merge_check = merge_check(&p.head_sha, CiState::Pending, "tip", None)
+                p.merge_checks = merge_check(&p.head_sha, CiState::Pending, "tip", None);
+                p.merged_tree = Some("tree1".into());
             })]),
             vec![(1, Wait, "merge_check_pending", &[])],
         ),
         (
-            "a green merge check on an older tip counts for nothing",
+            "a green merge check of another tree than its merge would write counts for nothing",
             queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                p.merge_check = merge_check(&p.head_sha, CiState::Green, "old-tip", None)
+                p.merge_checks = merge_check(&p.head_sha, CiState::Green, "old-tip", None);
+                p.merged_tree = Some("tree2".into());
             })]),
             vec![(1, Wait, "merge_check_missing", &[])],
         ),
         (
             "a green merge check of an older head counts for nothing",
             queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                p.merge_check = merge_check(&p.head_sha, CiState::Green, "tip", None);
+                p.merge_checks = merge_check(&p.head_sha, CiState::Green, "tip", None);
+                p.merged_tree = Some("tree1".into());
                 p.head_sha = "sha1-new".into();
                 p.hallmark_sha = Some("sha1-new".into());
             })]),
@@ -540,7 +804,8 @@ fn merger_room_guards_the_merged_result() {
             "red on the merged tree rebases the PR at its turn",
             queue(vec![
                 with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                    p.merge_check = merge_check(&p.head_sha, CiState::Red, "tip", None)
+                    p.merge_checks = merge_check(&p.head_sha, CiState::Red, "tip", None);
+                    p.merged_tree = Some("tree1".into());
                 }),
                 pr(2, &["a.rs"]),
             ]),
@@ -553,15 +818,18 @@ fn merger_room_guards_the_merged_result() {
             "a merge check that will not run holds and claims nothing",
             queue(vec![
                 with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
-                    p.merge_check = merge_check(
+                    p.merge_checks = merge_check(
                         &p.head_sha,
                         CiState::Missing,
                         "tip",
                         Some("no checks configured"),
-                    )
+                    );
+                    p.merge_checks[0].tree = None;
+                    p.merged_tree = Some("tree1".into());
                 }),
                 with(moved(pr(2, &["b.rs"]), &["z.rs"]), |p| {
-                    p.merge_check = merge_check(&p.head_sha, CiState::Abandoned, "tip", None)
+                    p.merge_checks = merge_check(&p.head_sha, CiState::Abandoned, "tip", None);
+                    p.merged_tree = Some("tree1".into());
                 }),
                 pr(3, &["a.rs"]),
             ]),
@@ -572,11 +840,11 @@ fn merger_room_guards_the_merged_result() {
             ],
         ),
         (
-            "a PR holding the tip needs no merge check but merges next",
+            "a PR holding the tip merges unchecked; the next is checked with it merged in",
             queue(vec![pr(1, &["a.rs"]), moved(pr(2, &["b.rs"]), &["z.rs"])]),
             vec![
                 (1, Merge, "ready", &[]),
-                (2, Wait, "merge_check_queued", &[1]),
+                (2, Wait, "merge_check_missing", &[1]),
             ],
         ),
         (
@@ -669,6 +937,14 @@ fn merger_room_guards_the_merged_result() {
                 "{name}: PR #{number}: {d:?}"
             );
             assert_eq!(d.waits_for, waits_for, "{name}: PR #{number}: {d:?}");
+            // A merge check is asked for on the tip with the PRs it waits
+            // for merged in first; no other decision asks for one.
+            let onto: &[u32] = if reason == "merge_check_missing" {
+                waits_for
+            } else {
+                &[]
+            };
+            assert_eq!(d.check_onto, onto, "{name}: PR #{number}: {d:?}");
         }
     }
 }

@@ -27,6 +27,7 @@ const NOISY: &[u8] = include_bytes!(env!("HALL_FIXTURE_NOISY_WASM"));
 const FROZEN_0_1: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_1_WASM"));
 const FROZEN_0_2: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_2_WASM"));
 const FROZEN_0_3: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_3_WASM"));
+const FROZEN_0_4: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_4_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -391,7 +392,7 @@ fn a_room_for_another_world_is_refused() {
     let message = err.message();
     assert!(
         message.contains(
-            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.4.0, not the merger world"
+            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.5.0, not the merger world"
         ),
         "{message}"
     );
@@ -407,11 +408,11 @@ fn an_unsupported_version_is_explained() {
                 path: "future.wasm".into(),
             },
         )
-        .expect_err("version 0.5 is not supported");
+        .expect_err("version 0.6 is not supported");
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     assert_eq!(
         err.message(),
-        "room future.wasm exports hall:rooms/merger@0.5.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4"
+        "room future.wasm exports hall:rooms/merger@0.6.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4, 0.5"
     );
 }
 
@@ -559,7 +560,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.component);
     assert_eq!(report.runnable, vec![World::Merger]);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.4.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.5.0");
     assert!(
         report.imports.iter().all(|i| i.starts_with("wasi:")),
         "{:?}",
@@ -571,7 +572,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.runnable.is_empty());
     assert!(!report.implements[0].supported);
     assert!(
-        report.problems[0].contains("merger@0.5.0"),
+        report.problems[0].contains("merger@0.6.0"),
         "{:?}",
         report.problems
     );
@@ -838,14 +839,15 @@ fn a_merger_room_built_against_the_frozen_0_3_line_still_judges() {
         sha: "b1".into(),
         files: vec!["z.rs".into()],
     }];
-    // 0.4-only facts: a 0.3 room never sees them, and they change nothing.
-    input.bases[0].prs[0].merge_check = Some(MergeCheck {
+    // Later facts: a 0.3 room never sees them, and they change nothing.
+    input.bases[0].prs[0].merge_checks = vec![MergeCheck {
         state: CiState::Red,
         onto: "tip".into(),
+        ahead: Vec::new(),
         head: "sha1".into(),
         tree: None,
         skipped: None,
-    });
+    }];
     let plan = room.judge_merges(&input).expect("call").expect("answer");
     let got: Vec<(u32, Action, &str)> = plan.bases[0]
         .decisions
@@ -860,6 +862,98 @@ fn a_merger_room_built_against_the_frozen_0_3_line_still_judges() {
         ]
     );
     assert_eq!(World::of_export("merger", "0.4.0"), Some(World::Merger));
+}
+
+/// A merger room built against the frozen `hall:rooms@0.4.0` still judges,
+/// through the 0.4 bindings: of the merge checks 0.5 keeps per head, it is
+/// given the newest on the tip itself (the only kind 0.4 knew), its check and
+/// recent facts arrive whole, and its plan reads back with no predicted tips.
+#[test]
+fn a_merger_room_built_against_the_frozen_0_4_line_still_judges() {
+    let report = rooms().check(FROZEN_0_4);
+    let exports: Vec<&str> = report
+        .implements
+        .iter()
+        .map(|i| i.export.as_str())
+        .collect();
+    assert_eq!(exports, ["hall:rooms/merger@0.4.0"], "{report:?}");
+    let room = rooms()
+        .load(
+            World::Merger,
+            FROZEN_0_4,
+            RoomSource::File {
+                path: "frozen-0-4.wasm".into(),
+            },
+        )
+        .expect("0.4 merger loads");
+    assert_eq!(room.info().version, "0.4.0");
+    let check = |state, ahead: Vec<PrHead>| MergeCheck {
+        state,
+        onto: "tip".into(),
+        ahead,
+        head: "sha1".into(),
+        tree: Some("t".into()),
+        skipped: None,
+    };
+    let mut input = built_in_merger::queue(vec![
+        built_in_merger::pr(1, &["a.rs"]),
+        built_in_merger::pr(2, &["b.rs"]),
+    ]);
+    input.bases[0].recent = vec![PathCount {
+        path: "a.rs".into(),
+        commits: 2,
+    }];
+    input.bases[0].prs[0].checks = vec![CheckFact {
+        name: "test".into(),
+        state: CiState::Green,
+        tests: Some(3),
+    }];
+    // Newest first: a check on a predicted tip (0.5 only), then one on the tip.
+    input.bases[0].prs[0].merge_checks = vec![
+        check(
+            CiState::Red,
+            vec![PrHead {
+                number: 9,
+                head: "sha9".into(),
+            }],
+        ),
+        check(CiState::Green, Vec::new()),
+    ];
+    input.bases[0].prs[1].merge_checks = vec![check(
+        CiState::Green,
+        vec![PrHead {
+            number: 1,
+            head: "sha1".into(),
+        }],
+    )];
+    let plan = room.judge_merges(&input).expect("call").expect("answer");
+    let got: Vec<(u32, Action, &str)> = plan.bases[0]
+        .decisions
+        .iter()
+        .map(|d| (d.number, d.action, d.reasons[0].as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                1,
+                Action::Merge,
+                "frozen_0_4 checks=1 merge_check_onto=tip recent=1"
+            ),
+            (
+                2,
+                Action::Wait,
+                "frozen_0_4 checks=0 merge_check_onto=none recent=1"
+            ),
+        ]
+    );
+    assert!(
+        plan.bases[0]
+            .decisions
+            .iter()
+            .all(|d| d.check_onto.is_empty())
+    );
+    assert_eq!(World::of_export("merger", "0.5.0"), Some(World::Merger));
 }
 
 // ---------------------------------------------------------------- run_json

@@ -20,10 +20,16 @@
 //! - a green that proves nothing (a required check never reported, a green
 //!   check that ran no tests) is not green: the PR is put to a person;
 //! - with `pre-merge-check` on, a PR whose base moved since its merge base
-//!   merges only once the repository's checks passed on it merged onto the
-//!   current tip; red there rebases it, so its dev run meets the failure on its
-//!   own branch. One merge check runs per base at a time, for the PR that would
-//!   merge next: each merge moves the tip and spoils every other check;
+//!   merges only once the repository's checks passed on exactly the tree its
+//!   merge would write (`merged-tree`); red there rebases it, so its dev run
+//!   meets the failure on its own branch;
+//! - the PRs that got that far form a train (from `hall:rooms@0.5`): up to
+//!   `train` of them per base have merge checks at once, each on the tip with
+//!   the PRs ahead of it merged in, in queue order. Their files are disjoint
+//!   (claims see to that), so when the ones ahead merge, the tip holds the very
+//!   tree the next one was checked on, and it merges without a new check. A tip
+//!   whose tree passed a merge check does not make the next merge wait for its
+//!   own CI; red still stops the line;
 //! - a PR touching a hot path (changed in `threshold` of the base's last
 //!   `window` commits) must have been checked on a tree holding the tip, whatever
 //!   `update` says: by the merge check when it is on, else by being rebased.
@@ -110,77 +116,154 @@ pub fn judge_with(
     }
     let cyclic = cycle_members(&deps);
 
+    let people = People {
+        deps: &deps,
+        person: &person,
+        behind_person: &behind_person,
+        cyclic: &cyclic,
+    };
     let bases = input
         .bases
         .iter()
         .map(|queue| {
-            let line_stopped = matches!(queue.tip_ci, CiState::Red);
-            let hot = hot_paths(&input.settings, &queue.recent);
-            let mut claims: Claims = Claims::default();
-            let mut merging: Option<u32> = None;
-            let mut next_in_line: Option<u32> = None;
-            let mut decisions = Vec::with_capacity(queue.prs.len());
-            for pr in &queue.prs {
-                let empty = Vec::new();
-                let my_deps = deps.get(&pr.number).unwrap_or(&empty);
-                let decision = if let Some(reasons) = person.get(&pr.number) {
-                    decide(pr.number, Action::Hold, Vec::new(), reasons.clone())
-                } else if behind_person.contains(&pr.number) {
-                    decide(
-                        pr.number,
-                        Action::Wait,
-                        my_deps.clone(),
-                        vec!["depends_on_held".into()],
-                    )
-                } else if cyclic.contains(&pr.number) {
-                    decide(
-                        pr.number,
-                        Action::Hold,
-                        Vec::new(),
-                        vec!["dependency_cycle".into()],
-                    )
+            let queued: HashSet<u32, Fnv> = queue.prs.iter().map(|p| p.number).collect();
+            // The train as its merge checks already have it keeps its order.
+            // A PR in it that does not get through this pass leaves it, and
+            // the walk runs again without it, so no PR waits behind one that
+            // no longer merges first; each round drops at least one PR.
+            let mut dropped: HashSet<u32, Fnv> = HashSet::default();
+            loop {
+                let committed = if input.settings.pre_merge_check {
+                    committed_train(queue, &queued, input.settings.train, &dropped)
                 } else {
-                    let overlapping = claimers(&claims, &pr.files);
-                    let turn = turn_decision(
-                        input,
-                        QueueFacts {
-                            tip_sha: &queue.tip_sha,
-                            tip_ci: queue.tip_ci,
-                            merge_in_flight: queue.merge_in_flight,
-                            line_stopped,
-                            hot: &hot,
-                        },
-                        pr,
-                        my_deps,
-                        overlapping,
-                        Line {
-                            merging,
-                            next: next_in_line,
-                        },
-                    );
-                    if turn.in_line && next_in_line.is_none() {
-                        next_in_line = Some(pr.number);
-                    }
-                    if turn.claims {
-                        for file in &pr.files {
-                            claims.entry(file.as_str()).or_default().push(pr.number);
-                        }
-                    }
-                    if matches!(turn.decision.action, Action::Merge) {
-                        merging = Some(pr.number);
-                    }
-                    turn.decision
+                    Vec::new()
                 };
-                decisions.push(decision);
-            }
-            BasePlan {
-                base: queue.base.clone(),
-                line_stopped,
-                decisions,
+                let (decisions, left) = walk_base(input, &people, queue, &queued, &committed);
+                if left.is_empty() {
+                    return BasePlan {
+                        base: queue.base.clone(),
+                        line_stopped: matches!(queue.tip_ci, CiState::Red),
+                        decisions,
+                    };
+                }
+                dropped.extend(left);
             }
         })
         .collect();
     Ok(MergerPlan { bases })
+}
+
+/// Who waits on a person or on each other, across bases.
+struct People<'a> {
+    deps: &'a BTreeMap<u32, Vec<u32>>,
+    person: &'a BTreeMap<u32, Vec<String>>,
+    behind_person: &'a BTreeSet<u32>,
+    cyclic: &'a BTreeSet<u32>,
+}
+
+/// One walk of a base's queue, oldest first, with the `committed` train ahead
+/// of every PR that joins the train this pass: its PRs claim their files first
+/// and keep their order, so an older PR that got ready later does not spoil the
+/// merge checks running behind them. Returns the decisions and the committed
+/// PRs that did not get through.
+fn walk_base(
+    input: &MergerInput,
+    people: &People<'_>,
+    queue: &BaseQueue,
+    queued: &HashSet<u32, Fnv>,
+    committed: &[(u32, &str)],
+) -> (Vec<Decision>, Vec<u32>) {
+    let line_stopped = matches!(queue.tip_ci, CiState::Red);
+    let hot = hot_paths(&input.settings, &queue.recent);
+    let mut merging: Option<u32> = None;
+    let mut unready: HashSet<u32, Fnv> = HashSet::default();
+    let mut train: Vec<(u32, &str)> = committed.to_vec();
+    let mut left = Vec::new();
+    let mut claims: Claims = Claims::default();
+    for pr in &queue.prs {
+        if committed.iter().any(|(n, _)| *n == pr.number) {
+            for file in &pr.files {
+                claims.entry(file.as_str()).or_default().push(pr.number);
+            }
+        }
+    }
+    let mut decisions = Vec::with_capacity(queue.prs.len());
+    for pr in &queue.prs {
+        let empty = Vec::new();
+        let my_deps = people.deps.get(&pr.number).unwrap_or(&empty);
+        let place = train.iter().position(|(n, _)| *n == pr.number);
+        let in_committed = committed.iter().any(|(n, _)| *n == pr.number);
+        let mut joined = false;
+        let decision = if let Some(reasons) = people.person.get(&pr.number) {
+            decide(pr.number, Action::Hold, Vec::new(), reasons.clone())
+        } else if people.behind_person.contains(&pr.number) {
+            decide(
+                pr.number,
+                Action::Wait,
+                my_deps.clone(),
+                vec!["depends_on_held".into()],
+            )
+        } else if people.cyclic.contains(&pr.number) {
+            decide(
+                pr.number,
+                Action::Hold,
+                Vec::new(),
+                vec!["dependency_cycle".into()],
+            )
+        } else {
+            // A PR in the committed train sees only the ones ahead of it
+            // there: everything else merges after it.
+            let (overlapping, line_train) = match place {
+                Some(k) => {
+                    let ahead = &train[..k];
+                    let mut over = claimers(&claims, &pr.files);
+                    over.retain(|n| ahead.iter().any(|(a, _)| a == n));
+                    (over, ahead)
+                }
+                None => (claimers(&claims, &pr.files), train.as_slice()),
+            };
+            let turn = turn_decision(
+                input,
+                QueueFacts {
+                    tip_ci: queue.tip_ci,
+                    tip_checked: queue.tip_checked,
+                    merge_in_flight: queue.merge_in_flight,
+                    line_stopped,
+                    hot: &hot,
+                    queued,
+                },
+                pr,
+                my_deps,
+                overlapping,
+                Line {
+                    merging,
+                    train: line_train,
+                    unready: &unready,
+                },
+            );
+            if turn.unready {
+                unready.insert(pr.number);
+            }
+            joined = turn.joins;
+            if !in_committed && turn.joins {
+                train.push((pr.number, pr.head_sha.as_str()));
+            }
+            if turn.claims && !in_committed {
+                for file in &pr.files {
+                    claims.entry(file.as_str()).or_default().push(pr.number);
+                }
+            }
+            if matches!(turn.decision.action, Action::Merge) {
+                merging = Some(pr.number);
+            }
+            turn.decision
+        };
+        if in_committed && !joined {
+            left.push(pr.number);
+        }
+        decisions.push(decision);
+    }
+    (decisions, left)
 }
 
 /// File claims of one base: path to the PRs claiming it, oldest first.
@@ -214,29 +297,39 @@ impl Hasher for FnvHasher {
 /// What a base contributes to a PR's decision at its turn.
 #[derive(Clone, Copy)]
 struct QueueFacts<'a> {
-    tip_sha: &'a str,
     tip_ci: CiState,
+    tip_checked: bool,
     merge_in_flight: Option<u32>,
     line_stopped: bool,
     hot: &'a HashSet<&'a str, Fnv>,
+    /// Every PR number in this base's queue.
+    queued: &'a HashSet<u32, Fnv>,
 }
 
 /// Who is ahead on a base, as the walk has found so far.
 #[derive(Clone, Copy)]
-struct Line {
+struct Line<'a> {
     /// The PR merging this pass.
     merging: Option<u32>,
-    /// The first PR that got past its own CI to the merged-result stage: it
-    /// merges next, so it alone has its merge check run.
-    next: Option<u32>,
+    /// The train: the PRs ahead that got past their own CI to the
+    /// merged-result stage (and were not put off by a red check on a
+    /// predicted tip), in queue order, with their heads. They merge first, so
+    /// a PR behind them is checked on the tip with them merged in.
+    train: &'a [(u32, &'a str)],
+    /// The PRs ahead that claim their files but are not ready themselves:
+    /// being rebased, or waiting on their own CI.
+    unready: &'a HashSet<u32, Fnv>,
 }
 
-/// A decision plus whether the PR claims its files, and whether it got as far
-/// as the merged-result stage.
+/// A decision plus whether the PR claims its files, and whether it joins the
+/// train (it merges after the PRs ahead in it, and before the ones behind).
 struct Turn {
     decision: Decision,
     claims: bool,
-    in_line: bool,
+    joins: bool,
+    /// It claims, but is not ready: a ready PR behind may overtake it (see
+    /// `rides_behind`).
+    unready: bool,
 }
 
 /// The paths changed in at least `threshold` of the base's last `window`
@@ -305,7 +398,8 @@ fn turn_decision(
     let claim = |action: Action, waits_for: Vec<u32>, reason: &str| Turn {
         decision: decide(pr.number, action, waits_for, vec![reason.to_string()]),
         claims: true,
-        in_line: false,
+        joins: false,
+        unready: UNREADY.contains(&reason),
     };
     // Put to a person at its turn: it claims nothing, so the PRs behind move on.
     let hold = |reason: &str| Turn {
@@ -316,19 +410,21 @@ fn turn_decision(
             vec![reason.to_string()],
         ),
         claims: false,
-        in_line: false,
+        joins: false,
+        unready: false,
     };
     if !deps.is_empty() {
         return claim(Action::Wait, deps.to_vec(), "depends_on_open");
     }
-    if !overlapping.is_empty() {
+    let lit = !pr.lit_cleared && pr.files.iter().any(|f| lit_match(&input.settings.lit, f));
+    if !overlapping.is_empty() && !rides_behind(input, pr, lit, &overlapping, line) {
         return claim(Action::Wait, overlapping, "claimed_files");
     }
     // From here on it is this PR's turn.
     if pr.rebasing {
         return claim(Action::Wait, Vec::new(), "rebasing");
     }
-    if !pr.lit_cleared && pr.files.iter().any(|f| lit_match(&input.settings.lit, f)) {
+    if lit {
         // Put to a person only now that nothing claims its files.
         return hold("lit");
     }
@@ -390,44 +486,73 @@ fn turn_decision(
     if queue.line_stopped {
         return claim(Action::Wait, Vec::new(), "base_red");
     }
-    if settings.pre_merge_check && moved {
-        let current = pr.merge_check.as_ref().filter(|m| {
-            !queue.tip_sha.is_empty() && m.onto == queue.tip_sha && m.head == pr.head_sha
-        });
-        let state = current.map_or(CiState::Missing, |m| m.state);
-        let skipped = current.and_then(|m| m.skipped.as_deref());
-        let in_line = |action: Action, waits_for: Vec<u32>, reason: &str| Turn {
-            in_line: true,
-            ..claim(action, waits_for, reason)
+    let ahead: Vec<u32> = line.train.iter().map(|(n, _)| *n).collect();
+    let joins = |action: Action, waits_for: Vec<u32>, reason: &str| Turn {
+        joins: true,
+        ..claim(action, waits_for, reason)
+    };
+    if settings.pre_merge_check && (moved || !ahead.is_empty()) {
+        let mine = |m: &&MergeCheck| m.head == pr.head_sha;
+        let (check, behind) = if ahead.is_empty() {
+            // It merges next: only a check of the very tree its merge would
+            // write counts, whatever it was planned on; or one that says no
+            // check will run on the tip itself.
+            let now = pr.merged_tree.as_deref();
+            let check = pr.merge_checks.iter().filter(mine).find(|m| {
+                (now.is_some() && m.tree.as_deref() == now)
+                    || (m.skipped.is_some() && m.ahead.is_empty())
+            });
+            (check, Vec::new())
+        } else {
+            // Behind the train: a check planned on the tip with the same PRs
+            // ahead, at the same heads. PRs that have left the queue since
+            // (merged, in the tree it checked) no longer count; if one left
+            // without merging, its turn finds a different tree and checks anew.
+            let check = pr
+                .merge_checks
+                .iter()
+                .filter(mine)
+                .find(|m| planned_on(m, line.train, queue.queued));
+            (check, ahead.clone())
         };
+        let state = check.map_or(CiState::Missing, |m| m.state);
+        let skipped = check.and_then(|m| m.skipped.as_deref());
         match state {
-            CiState::Green => {}
-            // Already running on this tip: let it finish.
-            CiState::Pending => return in_line(Action::Wait, Vec::new(), "merge_check_pending"),
+            CiState::Green if behind.is_empty() => {}
+            CiState::Green => return joins(Action::Wait, behind, "merge_check_ahead"),
+            // Already running: let it finish.
+            CiState::Pending => return joins(Action::Wait, behind, "merge_check_pending"),
             // The merged tree fails: the PR's own branch must meet it.
-            CiState::Red => return claim(Action::Rebase, Vec::new(), "merge_check_red"),
+            CiState::Red if behind.is_empty() => {
+                return claim(Action::Rebase, Vec::new(), "merge_check_red");
+            }
+            // Red with others merged in first: it may be theirs. It leaves the
+            // train and meets that tree again once they merged (or a new one
+            // if they did not).
+            CiState::Red => return claim(Action::Wait, behind, "merge_check_red_ahead"),
             // It will not run (no checks to run, the host cannot build the
             // tree): merging unchecked is what this rule exists to prevent.
             CiState::Missing if skipped.is_some() => return hold("merge_check_skipped"),
             CiState::Abandoned => return hold("merge_check_abandoned"),
             CiState::Missing => {
-                // Another PR merges first and would move the tip under this check.
-                if let Some(first) = line.next {
-                    return claim(Action::Wait, vec![first], "merge_check_queued");
+                if ahead.len() >= settings.train.max(1) as usize {
+                    return claim(Action::Wait, ahead, "merge_check_queued");
                 }
-                return in_line(Action::Wait, Vec::new(), "merge_check_missing");
+                let mut turn = joins(Action::Wait, ahead.clone(), "merge_check_missing");
+                turn.decision.check_onto = ahead;
+                return turn;
             }
         }
     }
     // From here on it is ready but for the base: it merges next.
-    let next = |waits_for: Vec<u32>, reason: &str| Turn {
-        in_line: true,
-        ..claim(Action::Wait, waits_for, reason)
-    };
+    let next = |waits_for: Vec<u32>, reason: &str| joins(Action::Wait, waits_for, reason);
     if let Some(n) = queue.merge_in_flight {
         return next(vec![n], "merge_in_flight");
     }
     match queue.tip_ci {
+        // A tip whose tree the repository's checks passed before it became the
+        // tip need not hold the line for its own run; red still stops it.
+        CiState::Pending if queue.tip_checked => {}
         CiState::Pending => return next(Vec::new(), "base_ci_pending"),
         CiState::Abandoned => return next(Vec::new(), "base_ci_abandoned"),
         CiState::Green | CiState::Missing | CiState::Red => {}
@@ -435,9 +560,92 @@ fn turn_decision(
     if let Some(n) = line.merging {
         return claim(Action::Wait, vec![n], "one_merge_at_a_time");
     }
-    Turn {
-        in_line: true,
-        ..claim(Action::Merge, Vec::new(), "ready")
+    joins(Action::Merge, Vec::new(), "ready")
+}
+
+/// True when a PR touching files that PRs ahead claim may still join the train
+/// behind them: every one of them is in the train, so its merge check runs on
+/// the tip with them merged in, and with `update = "conflicts"` their merging
+/// does not make it rebase. It must merge cleanly now (a conflicting PR is
+/// rebased once, after they merged), not be on its way back from a rebase, and
+/// not touch a lit path (put to a person only when nothing claims its files).
+/// A textual conflict with one ahead shows in its check, red on the predicted
+/// tip: it then waits for them as claims would have it.
+fn rides_behind(
+    input: &MergerInput,
+    pr: &PrFacts,
+    lit: bool,
+    overlapping: &[u32],
+    line: Line<'_>,
+) -> bool {
+    let settings = &input.settings;
+    settings.pre_merge_check
+        && matches!(settings.update, UpdateMode::Conflicts)
+        && matches!(pr.mergeable, MergeableState::Mergeable)
+        && !pr.rebasing
+        && !lit
+        && overlapping
+            .iter()
+            .all(|n| line.unready.contains(n) || line.train.iter().any(|(t, _)| t == n))
+}
+
+/// The train its merge checks already form: greedily from the tip, the PR
+/// whose newest pending or green check of its current head was planned on
+/// exactly the PRs found so far (once those that left the queue are taken out),
+/// and, for the first, of the very tree its merge would write now. At most
+/// `train` PRs (0 read as 1), none of those in `dropped`.
+fn committed_train<'a>(
+    queue: &'a BaseQueue,
+    queued: &HashSet<u32, Fnv>,
+    limit: u32,
+    dropped: &HashSet<u32, Fnv>,
+) -> Vec<(u32, &'a str)> {
+    let mut train: Vec<(u32, &str)> = Vec::new();
+    while train.len() < limit.max(1) as usize {
+        let next = queue.prs.iter().find(|p| {
+            !dropped.contains(&p.number)
+                && !train.iter().any(|(n, _)| *n == p.number)
+                && p.merge_checks.iter().any(|m| {
+                    m.head == p.head_sha
+                        && matches!(m.state, CiState::Pending | CiState::Green)
+                        && planned_on(m, &train, queued)
+                        && (!train.is_empty()
+                            || (p.merged_tree.is_some() && m.tree == p.merged_tree))
+                })
+        });
+        match next {
+            Some(p) => train.push((p.number, p.head_sha.as_str())),
+            None => break,
+        }
+    }
+    train
+}
+
+/// The reasons a PR waits on itself: a ready PR behind it on the same files may
+/// overtake it where `rides_behind` allows.
+const UNREADY: [&str; 8] = [
+    "claimed_files",
+    "rebasing",
+    "conflicting",
+    "behind_on_files",
+    "hot_file_stale",
+    "ci_pending",
+    "ci_red",
+    "ci_missing",
+];
+
+/// True when merge check `m` was planned on the tip with exactly the train
+/// ahead merged in, at the same heads, once the PRs that have left this base's
+/// queue are taken out of it.
+fn planned_on(m: &MergeCheck, train: &[(u32, &str)], queued: &HashSet<u32, Fnv>) -> bool {
+    let mut still = m.ahead.iter().filter(|a| queued.contains(&a.number));
+    let mut want = train.iter();
+    loop {
+        match (still.next(), want.next()) {
+            (None, None) => return true,
+            (Some(a), Some((n, head))) if a.number == *n && a.head == *head => {}
+            _ => return false,
+        }
     }
 }
 
@@ -448,6 +656,7 @@ fn decide(number: u32, action: Action, mut waits_for: Vec<u32>, reasons: Vec<Str
         number,
         action,
         waits_for,
+        check_onto: Vec::new(),
         reasons,
     }
 }
