@@ -623,6 +623,12 @@ impl Sandbox {
     /// journal records `hallmarked` with that signature, and the note goes on `sha`
     /// (written from `dir` with `HALL_ACTOR=assayer`). Returns the note.
     pub fn strike(&self, item: &str, dir: &Path, sha: &str, round: u32) -> Value {
+        self.strike_on(item, dir, sha, round, "main")
+    }
+
+    /// [`Sandbox::strike`] for an item whose base is `base` (a stacked item is measured
+    /// from where it left that branch, as the reviewer's diff is).
+    pub fn strike_on(&self, item: &str, dir: &Path, sha: &str, round: u32, base: &str) -> Value {
         self.record(
             item,
             "assayer",
@@ -634,8 +640,8 @@ impl Sandbox {
             serde_json::json!({"event": "verdict", "sha": sha, "round": round, "approved": true, "model": "opus"}),
         );
         let tree = self.git(dir, &["rev-parse", &format!("{sha}^{{tree}}")]);
-        // Measured from where the branch left main, as the reviewer's diff is.
-        let base = self.git(dir, &["merge-base", "main", sha]);
+        // Measured from where the branch left its base, as the reviewer's diff is.
+        let base = self.git(dir, &["merge-base", base, sha]);
         let approval = Approval {
             round,
             model: Some("opus"),

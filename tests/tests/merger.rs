@@ -102,6 +102,21 @@ impl Queue {
         run
     }
 
+    /// A change to b.txt built on branch `a` in a worktree of its own, green, shipped
+    /// with its PR based on `a` (a stacked PR). Returns its PR number and item id.
+    fn ship_stacked_on_a(&self) -> (u64, String) {
+        let (sb, github) = (&self.sb, self.sb.github());
+        let wt = sb.root.join("wt-b");
+        let path = wt.to_str().unwrap();
+        sb.git(&sb.repo, &["worktree", "add", "-q", "-b", "b", path, "a"]);
+        let sha = sb.commit(&wt, "b.txt", "b\n", "Change b.txt");
+        sb.git(&wt, &["push", "-q", "-u", "origin", "b"]);
+        let n = github.open_pr("b", "a", "Change b.txt", "hallmark-bot");
+        github.ci(&sha).set("test", CheckState::Success);
+        let id = sb.shipped_item_on("b", "a", Some(&wt), &sha, Some(&github.pr_url(n)));
+        (n, id)
+    }
+
     /// `hall queue` (JSON, off a terminal).
     fn queue(&self) -> Value {
         self.sb.hall(&self.sb.repo, &["queue"]).ok()
@@ -450,25 +465,7 @@ fn a_stacked_pr_waits_for_its_parent_then_is_retargeted_and_rebased_at_its_turn(
     github.delete_branch_on_merge(true);
     let a = q.ship("a", "a.txt", "a\n");
     // #2 is built on #1's branch, and its PR is based on it.
-    let sb = &q.sb;
-    let wt = sb.root.join("wt-b");
-    sb.git(
-        &sb.repo,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "b",
-            wt.to_str().unwrap(),
-            "a",
-        ],
-    );
-    let sha = sb.commit(&wt, "b.txt", "b\n", "Change b.txt");
-    sb.git(&wt, &["push", "-q", "-u", "origin", "b"]);
-    let n = github.open_pr("b", "a", "Change b.txt", "hallmark-bot");
-    github.ci(&sha).set("test", CheckState::Success);
-    let b = sb.shipped_item_on("b", "a", Some(&wt), &sha, Some(&github.pr_url(n)));
+    let (n, b) = q.ship_stacked_on_a();
 
     let run = q.daemon();
     assert_eq!(q.merged(), [a.n], "{}", run.stderr);
@@ -498,6 +495,53 @@ fn a_stacked_pr_waits_for_its_parent_then_is_retargeted_and_rebased_at_its_turn(
     assert_eq!(asked[0]["base"], "main");
     assert_eq!(asked[0]["actor"], "merger");
     assert_ne!(github.pr(n).unwrap().state, PrState::Merged);
+}
+
+/// The agent's way around the stack: `gh pr edit --base main` on a PR stacked on a
+/// branch that has not merged. Its hallmark was measured from that branch, so it vouches
+/// for only part of what the PR would bring into main: the merger holds it.
+#[test]
+fn a_stacked_pr_pointed_at_main_before_its_parent_merged_is_held_not_merged() {
+    let q = Queue::new("");
+    let github = q.sb.github();
+    let a = q.ship("a", "a.txt", "a\n");
+    // #1 cannot merge yet: its CI is red.
+    github.ci(&a.sha).set("test", CheckState::Failure);
+    let (n, _) = q.ship_stacked_on_a();
+    github.retarget(n, "main");
+
+    let run = q.daemon();
+    assert_eq!(q.merged(), Vec::<u64>::new(), "{}", run.stderr);
+    let (action, reasons, _) = q.planned(n);
+    assert_eq!(action, "hold", "{}", run.stderr);
+    assert_eq!(reasons.first().map(String::as_str), Some("not_hallmarked"));
+    assert_ne!(github.pr(n).unwrap().state, PrState::Merged);
+    // A journal line saying #1 merged, written by hand, does not make #1's changes part
+    // of main: git shows they are not there, and #2 stays held.
+    q.sb.record(
+        &a.id,
+        "delivery",
+        json!({"event": "delivered", "pr": github.pr_url(a.n), "merged": true}),
+    );
+    let run = q.daemon();
+    let (action, reasons, _) = q.planned(n);
+    assert_eq!(action, "hold", "{}", run.stderr);
+    assert_eq!(reasons.first().map(String::as_str), Some("not_hallmarked"));
+    assert_ne!(github.pr(n).unwrap().state, PrState::Merged);
+    // Its twin, still stacked on #1's branch, is hallmarked there and waits for #1.
+    github.retarget(n, "a");
+    let run = q.daemon();
+    let (action, reasons, waits) = q.planned(n);
+    assert_eq!(
+        (action.as_str(), waits),
+        ("wait", vec![a.n]),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        reasons.iter().all(|r| r.starts_with("depends_on_")),
+        "{reasons:?}"
+    );
 }
 
 #[test]

@@ -206,9 +206,12 @@ fn lit_cleared(events: &[Event]) -> bool {
     cleared
 }
 
-fn shipped_items(hall: &Hall) -> Result<Vec<Shipped>> {
+/// The open shipped items, and by branch the shipped head of every item whose PR
+/// merged (what a PR stacked on that branch was reviewed on top of).
+fn shipped_items(hall: &Hall) -> Result<(Vec<Shipped>, BTreeMap<String, Sha>)> {
     let index = hall.index()?;
     let mut out = Vec::new();
+    let mut merged = BTreeMap::new();
     for row in index.items(true)? {
         if row.state == State::Dropped {
             continue;
@@ -220,6 +223,11 @@ fn shipped_items(hall: &Hall) -> Result<Vec<Shipped>> {
         let Some(item) = index.item(row.id)? else {
             continue;
         };
+        if let (Some(d), Some(head)) = (&item.delivered, &item.shipped)
+            && d.merged
+        {
+            merged.insert(item.branch.clone(), head.clone());
+        }
         if item.delivered.is_some() || item.shipped.is_none() {
             continue;
         }
@@ -231,26 +239,52 @@ fn shipped_items(hall: &Hall) -> Result<Vec<Shipped>> {
             events,
         });
     }
-    Ok(out)
+    Ok((out, merged))
 }
 
 /// The item's hallmark, when it is one the merger may go by for a merge onto `tip`: its
 /// note verifies (signature, trusted signer, the journal's own record), and the commit
 /// its change was measured from is in `tip`. A PR pointed at the base before the branch
 /// it was stacked on merged (`gh pr edit --base`) carries a hallmark for only part of
-/// what it would bring in, and counts as not hallmarked.
+/// what it would bring in, and counts as not hallmarked. Once that branch's own PR has
+/// merged (squashed, so its commits are not in the tip), a base inside the head it
+/// merged is vouched for too, provided git shows that head adds nothing to the tip
+/// (merging it changes no file): the rest was reviewed and merged as that PR, and the
+/// room rebases this one at its turn. The journal only says where to look; a forged
+/// "merged" there finds a head whose changes are not in the tip, and counts for
+/// nothing.
 fn vouched(
     hall: &Hall,
     trust: &crate::hall::hallmark::Trust,
     s: &Shipped,
     tip: &str,
+    merged: &BTreeMap<String, Sha>,
 ) -> Option<String> {
     let sha = s.item.hallmark.as_ref()?;
     let dir = &hall.repo.main_root;
     let verified =
         crate::hall::hallmark::verify_commit(dir, sha.as_str(), trust, Some(&hall.journal)).ok()?;
-    crate::hall::hallmark::check_base(dir, &verified, tip).ok()?;
-    Some(sha.to_string())
+    let in_tip = crate::hall::hallmark::check_base(dir, &verified, tip).is_ok();
+    // The branches it was stacked on: its base now, and any it was moved off.
+    let in_parent = || {
+        let earlier = s.events.iter().filter_map(|e| match &e.kind {
+            EventKind::Restacked { from, .. } => Some(from),
+            _ => None,
+        });
+        let tip_tree = git::tree_of(dir, tip).ok();
+        std::iter::once(&s.item.base).chain(earlier).any(|b| {
+            merged.get(b).is_some_and(|parent| {
+                crate::hall::hallmark::check_base(dir, &verified, parent.as_str()).is_ok()
+                    && tip_tree.as_ref().is_some_and(|t| {
+                        git::merge_tree(dir, tip, parent.as_str())
+                            .flatten()
+                            .as_deref()
+                            == Some(t.as_str())
+                    })
+            })
+        })
+    };
+    (in_tip || in_parent()).then(|| sha.to_string())
 }
 
 fn tip_state(dir: &Path, tip: &str, checks: Option<&Vec<gh::CheckContext>>, now: u64) -> CiState {
@@ -385,7 +419,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
     };
     let office = ctx.acting_as("merger");
     let dir = hall.repo.main_root.clone();
-    let shipped = shipped_items(hall)?;
+    let (shipped, merged_heads) = shipped_items(hall)?;
     // Every item's PR by its branch, delivered ones too (a stacked PR's parent).
     let branch_prs: BTreeMap<String, u64> = hall
         .index()?
@@ -607,7 +641,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         let facts = PrFacts {
             number,
             head_sha: pr.head_ref_oid.clone(),
-            hallmark_sha: vouched(hall, &trust, s, tip.as_str()),
+            hallmark_sha: vouched(hall, &trust, s, tip.as_str(), &merged_heads),
             mergeable,
             ci: pr_ci(pr),
             changes_requested: pr.review_decision == "CHANGES_REQUESTED",

@@ -78,7 +78,7 @@ impl Sandbox {
             .expect("item");
         let id = id.to_string();
         // A real, signed hallmark on the head (the merger verifies what it merges).
-        self.strike(&id, worktree.unwrap_or(&self.repo), sha, 1);
+        self.strike_on(&id, worktree.unwrap_or(&self.repo), sha, 1, base);
         self.record(
             &id,
             "shipper",
