@@ -748,17 +748,25 @@ pub fn fetch_all(dir: &Path, remote: &str, refspecs: &[String]) -> Result<()> {
 /// which touches no checkout): `Some(None)` when they conflict, `None` when git can't
 /// tell (a commit this clone lacks, a git older than 2.38).
 pub fn merge_tree(dir: &Path, ours: &str, theirs: &str) -> Option<Option<String>> {
-    let out = output(dir, &["merge-tree", "--write-tree", ours, theirs]).ok()?;
-    match out.status.code() {
-        Some(0) => Some(
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .next()
-                .map(|l| l.trim().to_string())
-                .filter(|t| !t.is_empty()),
-        ),
-        Some(1) => Some(None),
-        _ => None,
+    write_merge_tree(dir, ours, theirs).ok()
+}
+
+/// `git merge-tree --write-tree ours theirs`: the merged tree, `None` on a conflict,
+/// an error when git could not tell.
+fn write_merge_tree(dir: &Path, ours: &str, theirs: &str) -> Result<Option<String>> {
+    let out = output(dir, &["merge-tree", "--write-tree", ours, theirs])?;
+    let tree = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .map(|l| l.trim().to_string())
+        .filter(|t| !t.is_empty());
+    match (out.status.code(), tree) {
+        (Some(0), Some(tree)) => Ok(Some(tree)),
+        (Some(1), _) => Ok(None),
+        _ => Err(GitError::Failed {
+            args: format!("merge-tree --write-tree {ours} {theirs}"),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }),
     }
 }
 
@@ -766,23 +774,9 @@ pub fn merge_tree(dir: &Path, ours: &str, theirs: &str) -> Option<Option<String>
 /// then `git commit-tree` with both as parents), for running checks on the result.
 /// Touches no checkout and moves no ref. `Ok(None)` when the two conflict.
 pub fn merge_commit(dir: &Path, ours: &str, theirs: &str) -> Result<Option<(String, Sha)>> {
-    let out = output(dir, &["merge-tree", "--write-tree", ours, theirs])?;
-    match out.status.code() {
-        Some(0) => {}
-        Some(1) => return Ok(None),
-        _ => {
-            return Err(GitError::Failed {
-                args: format!("merge-tree --write-tree {ours} {theirs}"),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            });
-        }
-    }
-    let tree = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
+    let Some(tree) = write_merge_tree(dir, ours, theirs)? else {
+        return Ok(None);
+    };
     let message = format!("Hallmark merge check: {theirs} onto {ours}");
     let commit = run(
         dir,

@@ -15,11 +15,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{cache_key, cached_pass, record_pass, run_command};
-use crate::error::Result;
+use crate::error::{HallError, Result};
 use crate::git;
 use crate::hall::{Ctx, Hall};
 use crate::item::{ItemId, Sha};
-use crate::rooms::types::{CiState, MergeCheck, PrHead};
+use crate::rooms::types::{CiState, MergeCheck, MergerInput, PrHead};
 
 /// How many results for one head the room is given, newest first.
 const KEPT_PER_HEAD: usize = 8;
@@ -162,9 +162,50 @@ pub fn run(
             }
         }
     }
-    let line = serde_json::to_string(&r).map_err(crate::error::HallError::internal)?;
+    let line = serde_json::to_string(&r).map_err(HallError::internal)?;
     crate::journal::file::append_raw(&record_file(hall), &line)?;
     Ok((r.check(), r.failed))
+}
+
+/// A merge check the room asked for: PR `number` (item `id`, at `head`) on base
+/// `base` (its index in the input), merged onto the tip after the PRs `ahead`.
+pub struct Wanted {
+    pub base: usize,
+    pub number: u32,
+    pub id: ItemId,
+    pub ahead: Vec<PrHead>,
+    pub head: String,
+}
+
+/// Runs the merge checks in `wanted`, at most `[parallel] checks` at a time;
+/// results in the same order.
+pub fn run_all(
+    hall: &Hall,
+    office: &Ctx,
+    input: &MergerInput,
+    wanted: &[Wanted],
+) -> Vec<Result<(MergeCheck, Vec<String>)>> {
+    let width = (hall.config.parallel.checks.max(1) as usize).min(wanted.len().max(1));
+    let one = |w: &Wanted| {
+        let tip = &input.bases[w.base].tip_sha;
+        run(hall, office, w.id, tip, &w.ahead, &w.head)
+    };
+    let mut out = Vec::with_capacity(wanted.len());
+    for chunk in wanted.chunks(width) {
+        if chunk.len() == 1 {
+            out.push(one(&chunk[0]));
+            continue;
+        }
+        std::thread::scope(|scope| {
+            let running: Vec<_> = chunk.iter().map(|w| scope.spawn(move || one(w))).collect();
+            for r in running {
+                out.push(r.join().unwrap_or_else(|_| {
+                    Err(HallError::internal("a merge check's thread panicked"))
+                }));
+            }
+        });
+    }
+    out
 }
 
 /// Runs every gate in the item's loop checkout at `commit` (setup first, as the

@@ -20,6 +20,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::delivery::{WatchError, pr_number};
+use super::merge_check::{Wanted, run_all};
 use crate::config::MergeMode;
 use crate::error::{HallError, Result};
 use crate::gh;
@@ -28,8 +29,8 @@ use crate::hall::{Ctx, Hall};
 use crate::item::{Action, Event, EventKind, FollowKind, HoldKind, Item, ItemId, Sha, State};
 use crate::rooms::World;
 use crate::rooms::types::{
-    Action as Judged, BaseCommit, BaseQueue, CheckFact, CiState, MergeCheck, MergeSettings,
-    MergeableState, MergerInput, MergerPlan, PathCount, PrFacts, PrHead,
+    Action as Judged, BaseCommit, BaseQueue, CheckFact, CiState, MergeSettings, MergeableState,
+    MergerInput, MergerPlan, PathCount, PrFacts, PrHead,
 };
 
 /// The least time between two passes over one repository.
@@ -694,13 +695,16 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
     // run now, side by side up to `[parallel] checks`, and the room judges again with
     // their results, so a green one merges in this same pass. Bounded: one round a base.
     for _ in 0..input.bases.len() {
-        let mut wanted: Vec<(usize, u32, ItemId, Vec<PrHead>)> = Vec::new();
+        let mut wanted: Vec<Wanted> = Vec::new();
         for (b, (q, base_plan)) in input.bases.iter().zip(&plan.bases).enumerate() {
             for d in &base_plan.decisions {
                 if !d.reasons.iter().any(|r| r == "merge_check_missing") {
                     continue;
                 }
-                let Some((id, _)) = item_of.get(&d.number) else {
+                let (Some((id, _)), Some(facts)) = (
+                    item_of.get(&d.number),
+                    q.prs.iter().find(|p| p.number == d.number),
+                ) else {
                     continue;
                 };
                 let ahead: Option<Vec<PrHead>> = d
@@ -713,16 +717,22 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
                     .collect();
                 // A PR ahead the host does not know is a room mistake; skip the check.
                 if let Some(ahead) = ahead {
-                    wanted.push((b, d.number, *id, ahead));
+                    wanted.push(Wanted {
+                        base: b,
+                        number: d.number,
+                        id: *id,
+                        ahead,
+                        head: facts.head_sha.clone(),
+                    });
                 }
             }
         }
         if wanted.is_empty() {
             break;
         }
-        let results = run_merge_checks(hall, &office, &input, &wanted);
-        for ((b, number, _, ahead), result) in wanted.into_iter().zip(results) {
-            let q = &mut input.bases[b];
+        let results = run_all(hall, &office, &input, &wanted);
+        for (w, result) in wanted.into_iter().zip(results) {
+            let (q, number) = (&mut input.bases[w.base], w.number);
             // One check the host could not run (git, the loop checkout) costs that
             // PR this pass only: the room asks again on the next.
             let (check, failed) = match result {
@@ -735,7 +745,8 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
                     continue;
                 }
             };
-            let onto = ahead
+            let onto = w
+                .ahead
                 .iter()
                 .map(|a| format!(" + #{}", a.number))
                 .collect::<String>();
@@ -894,43 +905,6 @@ fn queue_for<'a>(
             prs: Vec::new(),
         }
     })
-}
-
-/// Runs the merge checks in `wanted` (base index, PR, item, PRs ahead), at most
-/// `[parallel] checks` at a time; results in the same order.
-fn run_merge_checks(
-    hall: &Hall,
-    office: &Ctx,
-    input: &MergerInput,
-    wanted: &[(usize, u32, ItemId, Vec<PrHead>)],
-) -> Vec<Result<(MergeCheck, Vec<String>)>> {
-    let width = (hall.config.parallel.checks.max(1) as usize).min(wanted.len().max(1));
-    let one = |(b, number, id, ahead): &(usize, u32, ItemId, Vec<PrHead>)| {
-        let q = &input.bases[*b];
-        let head = q
-            .prs
-            .iter()
-            .find(|p| p.number == *number)
-            .map(|p| p.head_sha.clone())
-            .unwrap_or_default();
-        super::merge_check::run(hall, office, *id, &q.tip_sha, ahead, &head)
-    };
-    let mut out = Vec::with_capacity(wanted.len());
-    for chunk in wanted.chunks(width) {
-        if chunk.len() == 1 {
-            out.push(one(&chunk[0]));
-            continue;
-        }
-        std::thread::scope(|scope| {
-            let running: Vec<_> = chunk.iter().map(|w| scope.spawn(move || one(w))).collect();
-            for r in running {
-                out.push(r.join().unwrap_or_else(|_| {
-                    Err(HallError::internal("a merge check's thread panicked"))
-                }));
-            }
-        });
-    }
-    out
 }
 
 /// Runs `[merge] command` for one PR, recording the intent first.

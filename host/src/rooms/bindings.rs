@@ -456,12 +456,65 @@ merger_input_before_0_4!(v0_1);
 merger_input_before_0_4!(v0_2);
 merger_input_before_0_4!(v0_3);
 
+/// The conversions the merger lines from 0.4 share, for the generated types of
+/// the line whose `api` is in scope as `w` (with `plain`).
+macro_rules! merger_shared_parts {
+    () => {
+        fn ci(c: plain::CiState) -> w::CiState {
+            c.into()
+        }
+
+        fn checks(p: &plain::PrFacts) -> Vec<w::CheckFact> {
+            p.checks
+                .iter()
+                .map(|c| w::CheckFact {
+                    name: c.name.clone(),
+                    state: ci(c.state),
+                    tests: c.tests,
+                })
+                .collect()
+        }
+
+        fn base_commits(p: &plain::PrFacts) -> Vec<w::BaseCommit> {
+            p.base_commits
+                .iter()
+                .map(|c| w::BaseCommit {
+                    sha: c.sha.clone(),
+                    files: c.files.clone(),
+                })
+                .collect()
+        }
+
+        fn update(u: plain::UpdateMode) -> w::UpdateMode {
+            match u {
+                plain::UpdateMode::Files => w::UpdateMode::Files,
+                plain::UpdateMode::Conflicts => w::UpdateMode::Conflicts,
+            }
+        }
+
+        fn hot(s: &plain::MergeSettings) -> w::HotSettings {
+            w::HotSettings {
+                window: s.hot.window,
+                threshold: s.hot.threshold,
+            }
+        }
+
+        fn recent(b: &plain::BaseQueue) -> Vec<w::PathCount> {
+            b.recent
+                .iter()
+                .map(|r| w::PathCount {
+                    path: r.path.clone(),
+                    commits: r.commits,
+                })
+                .collect()
+        }
+    };
+}
+
 mod merger_0_4 {
     use super::{plain, v0_4::merger::api as w};
 
-    fn ci(c: plain::CiState) -> w::CiState {
-        c.into()
-    }
+    merger_shared_parts!();
 
     impl From<&plain::PrFacts> for w::PrFacts {
         fn from(p: &plain::PrFacts) -> Self {
@@ -471,15 +524,7 @@ mod merger_0_4 {
                 hallmark_sha: p.hallmark_sha.clone(),
                 mergeable: p.mergeable.into(),
                 ci: ci(p.ci),
-                checks: p
-                    .checks
-                    .iter()
-                    .map(|c| w::CheckFact {
-                        name: c.name.clone(),
-                        state: ci(c.state),
-                        tests: c.tests,
-                    })
-                    .collect(),
+                checks: checks(p),
                 // A 0.4 room knows one check per PR, on the tip itself: the
                 // newest one with nothing merged in ahead.
                 merge_check: p.merge_checks.iter().find(|m| m.ahead.is_empty()).map(|m| {
@@ -496,14 +541,7 @@ mod merger_0_4 {
                 body: p.body.clone(),
                 stacked_on: p.stacked_on,
                 files: p.files.clone(),
-                base_commits: p
-                    .base_commits
-                    .iter()
-                    .map(|c| w::BaseCommit {
-                        sha: c.sha.clone(),
-                        files: c.files.clone(),
-                    })
-                    .collect(),
+                base_commits: base_commits(p),
                 rebasing: p.rebasing,
                 lit_cleared: p.lit_cleared,
             }
@@ -516,17 +554,11 @@ mod merger_0_4 {
             Self {
                 settings: w::MergeSettings {
                     require_ci: s.require_ci,
-                    update: match s.update {
-                        plain::UpdateMode::Files => w::UpdateMode::Files,
-                        plain::UpdateMode::Conflicts => w::UpdateMode::Conflicts,
-                    },
+                    update: update(s.update),
                     lit: s.lit.clone(),
                     required_checks: s.required_checks.clone(),
                     pre_merge_check: s.pre_merge_check,
-                    hot: w::HotSettings {
-                        window: s.hot.window,
-                        threshold: s.hot.threshold,
-                    },
+                    hot: hot(s),
                 },
                 bases: i
                     .bases
@@ -535,14 +567,7 @@ mod merger_0_4 {
                         base: b.base.clone(),
                         tip_sha: b.tip_sha.clone(),
                         tip_ci: ci(b.tip_ci),
-                        recent: b
-                            .recent
-                            .iter()
-                            .map(|r| w::PathCount {
-                                path: r.path.clone(),
-                                commits: r.commits,
-                            })
-                            .collect(),
+                        recent: recent(b),
                         merge_in_flight: b.merge_in_flight,
                         prs: b.prs.iter().map(Into::into).collect(),
                     })
@@ -556,9 +581,7 @@ mod merger_0_4 {
 mod merger_0_5 {
     use super::{plain, v0_5::merger::api as w};
 
-    fn ci(c: plain::CiState) -> w::CiState {
-        c.into()
-    }
+    merger_shared_parts!();
 
     impl From<&plain::PrFacts> for w::PrFacts {
         fn from(p: &plain::PrFacts) -> Self {
@@ -568,15 +591,7 @@ mod merger_0_5 {
                 hallmark_sha: p.hallmark_sha.clone(),
                 mergeable: p.mergeable.into(),
                 ci: ci(p.ci),
-                checks: p
-                    .checks
-                    .iter()
-                    .map(|c| w::CheckFact {
-                        name: c.name.clone(),
-                        state: ci(c.state),
-                        tests: c.tests,
-                    })
-                    .collect(),
+                checks: checks(p),
                 merge_checks: p
                     .merge_checks
                     .iter()
@@ -602,14 +617,7 @@ mod merger_0_5 {
                 body: p.body.clone(),
                 stacked_on: p.stacked_on,
                 files: p.files.clone(),
-                base_commits: p
-                    .base_commits
-                    .iter()
-                    .map(|c| w::BaseCommit {
-                        sha: c.sha.clone(),
-                        files: c.files.clone(),
-                    })
-                    .collect(),
+                base_commits: base_commits(p),
                 rebasing: p.rebasing,
                 lit_cleared: p.lit_cleared,
             }
@@ -622,17 +630,11 @@ mod merger_0_5 {
             Self {
                 settings: w::MergeSettings {
                     require_ci: s.require_ci,
-                    update: match s.update {
-                        plain::UpdateMode::Files => w::UpdateMode::Files,
-                        plain::UpdateMode::Conflicts => w::UpdateMode::Conflicts,
-                    },
+                    update: update(s.update),
                     lit: s.lit.clone(),
                     required_checks: s.required_checks.clone(),
                     pre_merge_check: s.pre_merge_check,
-                    hot: w::HotSettings {
-                        window: s.hot.window,
-                        threshold: s.hot.threshold,
-                    },
+                    hot: hot(s),
                     train: s.train,
                 },
                 bases: i
@@ -643,14 +645,7 @@ mod merger_0_5 {
                         tip_sha: b.tip_sha.clone(),
                         tip_ci: ci(b.tip_ci),
                         tip_checked: b.tip_checked,
-                        recent: b
-                            .recent
-                            .iter()
-                            .map(|r| w::PathCount {
-                                path: r.path.clone(),
-                                commits: r.commits,
-                            })
-                            .collect(),
+                        recent: recent(b),
                         merge_in_flight: b.merge_in_flight,
                         prs: b.prs.iter().map(Into::into).collect(),
                     })

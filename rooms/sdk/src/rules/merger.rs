@@ -25,9 +25,11 @@
 //!   meets the failure on its own branch;
 //! - the PRs that got that far form a train (from `hall:rooms@0.5`): up to
 //!   `train` of them per base have merge checks at once, each on the tip with
-//!   the PRs ahead of it merged in, in queue order. Their files are disjoint
-//!   (claims see to that), so when the ones ahead merge, the tip holds the very
-//!   tree the next one was checked on, and it merges without a new check. A tip
+//!   the PRs ahead of it merged in, in train order. When the ones ahead merge
+//!   cleanly, the tip holds the very tree the next one was checked on, and it
+//!   merges without a new check. The train keeps its order from pass to pass
+//!   (the checks' plans carry it), and with `update = "conflicts"` a clean PR
+//!   may ride behind train PRs on its own files. A tip
 //!   whose tree passed a merge check does not make the next merge wait for its
 //!   own CI; red still stops the line;
 //! - a PR touching a hot path (changed in `threshold` of the base's last
@@ -492,44 +494,22 @@ fn turn_decision(
         ..claim(action, waits_for, reason)
     };
     if settings.pre_merge_check && (moved || !ahead.is_empty()) {
-        let mine = |m: &&MergeCheck| m.head == pr.head_sha;
-        let (check, behind) = if ahead.is_empty() {
-            // It merges next: only a check of the very tree its merge would
-            // write counts, whatever it was planned on; or one that says no
-            // check will run on the tip itself.
-            let now = pr.merged_tree.as_deref();
-            let check = pr.merge_checks.iter().filter(mine).find(|m| {
-                (now.is_some() && m.tree.as_deref() == now)
-                    || (m.skipped.is_some() && m.ahead.is_empty())
-            });
-            (check, Vec::new())
-        } else {
-            // Behind the train: a check planned on the tip with the same PRs
-            // ahead, at the same heads. PRs that have left the queue since
-            // (merged, in the tree it checked) no longer count; if one left
-            // without merging, its turn finds a different tree and checks anew.
-            let check = pr
-                .merge_checks
-                .iter()
-                .filter(mine)
-                .find(|m| planned_on(m, line.train, queue.queued));
-            (check, ahead.clone())
-        };
+        let check = counting_check(pr, line.train, queue.queued);
         let state = check.map_or(CiState::Missing, |m| m.state);
         let skipped = check.and_then(|m| m.skipped.as_deref());
         match state {
-            CiState::Green if behind.is_empty() => {}
-            CiState::Green => return joins(Action::Wait, behind, "merge_check_ahead"),
+            CiState::Green if ahead.is_empty() => {}
+            CiState::Green => return joins(Action::Wait, ahead, "merge_check_ahead"),
             // Already running: let it finish.
-            CiState::Pending => return joins(Action::Wait, behind, "merge_check_pending"),
+            CiState::Pending => return joins(Action::Wait, ahead, "merge_check_pending"),
             // The merged tree fails: the PR's own branch must meet it.
-            CiState::Red if behind.is_empty() => {
+            CiState::Red if ahead.is_empty() => {
                 return claim(Action::Rebase, Vec::new(), "merge_check_red");
             }
             // Red with others merged in first: it may be theirs. It leaves the
             // train and meets that tree again once they merged (or a new one
             // if they did not).
-            CiState::Red => return claim(Action::Wait, behind, "merge_check_red_ahead"),
+            CiState::Red => return claim(Action::Wait, ahead, "merge_check_red_ahead"),
             // It will not run (no checks to run, the host cannot build the
             // tree): merging unchecked is what this rule exists to prevent.
             CiState::Missing if skipped.is_some() => return hold("merge_check_skipped"),
@@ -589,11 +569,34 @@ fn rides_behind(
             .all(|n| line.unready.contains(n) || line.train.iter().any(|(t, _)| t == n))
 }
 
+/// The merge check of `pr`'s current head that counts with `train` ahead of it,
+/// the newest first. Merging next (no train): only a check of the very tree its
+/// merge would write, whatever it was planned on, or one that says no check will
+/// run on the tip itself. Behind a train: a check planned on the tip with the
+/// same PRs ahead, at the same heads; PRs that have left the queue since
+/// (merged, in the tree it checked) no longer count, and if one left without
+/// merging, its turn finds a different tree and checks anew.
+fn counting_check<'a>(
+    pr: &'a PrFacts,
+    train: &[(u32, &str)],
+    queued: &HashSet<u32, Fnv>,
+) -> Option<&'a MergeCheck> {
+    let mut mine = pr.merge_checks.iter().filter(|m| m.head == pr.head_sha);
+    if train.is_empty() {
+        let now = pr.merged_tree.as_deref();
+        mine.find(|m| {
+            (now.is_some() && m.tree.as_deref() == now)
+                || (m.skipped.is_some() && m.ahead.is_empty())
+        })
+    } else {
+        mine.find(|m| planned_on(m, train, queued))
+    }
+}
+
 /// The train its merge checks already form: greedily from the tip, the PR
-/// whose newest pending or green check of its current head was planned on
-/// exactly the PRs found so far (once those that left the queue are taken out),
-/// and, for the first, of the very tree its merge would write now. At most
-/// `train` PRs (0 read as 1), none of those in `dropped`.
+/// whose counting check (see `counting_check`) with the PRs found so far ahead
+/// is pending or green. At most `train` PRs (0 read as 1), none of those in
+/// `dropped`.
 fn committed_train<'a>(
     queue: &'a BaseQueue,
     queued: &HashSet<u32, Fnv>,
@@ -605,13 +608,8 @@ fn committed_train<'a>(
         let next = queue.prs.iter().find(|p| {
             !dropped.contains(&p.number)
                 && !train.iter().any(|(n, _)| *n == p.number)
-                && p.merge_checks.iter().any(|m| {
-                    m.head == p.head_sha
-                        && matches!(m.state, CiState::Pending | CiState::Green)
-                        && planned_on(m, &train, queued)
-                        && (!train.is_empty()
-                            || (p.merged_tree.is_some() && m.tree == p.merged_tree))
-                })
+                && counting_check(p, &train, queued)
+                    .is_some_and(|m| matches!(m.state, CiState::Pending | CiState::Green))
         });
         match next {
             Some(p) => train.push((p.number, p.head_sha.as_str())),
