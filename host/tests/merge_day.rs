@@ -112,12 +112,39 @@ fn the_train_beats_one_merge_check_at_a_time() {
     );
 }
 
-/// The third goal, not met: file claims keep PRs on a hot file in one line,
-/// each rebased after the one ahead of it merged, so under this load the
-/// merger's slowest PRs wait longer than a batching queue's. See the numbers
-/// in docs/performance.md.
+/// The third goal under `update = "conflicts"`, where the merge check stands in
+/// for freshness: over ten seeds of the 60-PR day, the merger's mean p90 is no
+/// worse than the batching queue's (one seed alone is too chaotic to judge by:
+/// at seed 1 batching is far ahead, at others far behind). Every PR merges in
+/// both, so the p90s are over the same count.
 #[test]
-#[ignore = "goal not met today: the merger's p90 is worse than the batching queue's"]
+fn with_update_conflicts_the_merger_mean_p90_is_no_worse_than_batching() {
+    let rooms = Rooms::without_cache().expect("engine");
+    let room = rooms.builtin(World::Merger).expect("built-in merger");
+    let strategies = [HALLMARK_CONFLICTS, Strategy::Batch { size: 5 }];
+    let mut sums = [0.0f64; 2];
+    for seed in 1..=10 {
+        let mut p = Params::full(seed);
+        p.prs = 60;
+        let reports = model::run_all(&Day::new(p), &strategies, &room).expect("runs");
+        for (sum, r) in sums.iter_mut().zip(&reports) {
+            assert_eq!(r.never, 0, "seed {seed}: {r:?}");
+            *sum += r.p90_min;
+        }
+    }
+    let [merger, batch] = sums.map(|s| s / 10.0);
+    assert!(
+        merger <= batch,
+        "mean p90 over seeds 1-10: merger {merger:.0} min, batching {batch:.0} min"
+    );
+}
+
+/// The third goal under the defaults, not met: file claims keep PRs on a hot
+/// file in one line, each rebased after the one ahead of it merged, so under
+/// this load the merger's slowest PRs wait longer than a batching queue's. See
+/// the numbers in docs/performance.md.
+#[test]
+#[ignore = "goal not met under the defaults (update = files): the merger's p90 is worse than the batching queue's"]
 fn the_merger_p90_is_no_worse_than_the_batching_queue() {
     let hallmark = report(HALLMARK);
     let batch = report(Strategy::Batch { size: 5 });

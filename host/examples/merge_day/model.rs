@@ -149,9 +149,19 @@ pub struct Report {
     pub never: usize,
     /// Room calls made (Hallmark only), and passes whose input was unchanged.
     pub room_calls: u64,
+    /// Every merged PR's ready→merged time in seconds, shortest first.
+    pub waits: Vec<u64>,
 }
 
 impl Report {
+    /// The time by which the `k`-th fastest PR of the day had merged (minutes), so
+    /// strategies that merged different numbers of PRs compare on the same count;
+    /// `None` when fewer than `k` merged.
+    pub fn kth_min(&self, k: usize) -> Option<f64> {
+        let i = k.checked_sub(1)?;
+        self.waits.get(i).map(|&w| w as f64 / 60.0)
+    }
+
     pub fn ci_per_merged(&self) -> f64 {
         if self.merged == 0 {
             return f64::INFINITY;
@@ -739,6 +749,7 @@ impl<'d> Sim<'d> {
             broken: self.broken,
             never: self.d.specs.len() - waits.len(),
             room_calls,
+            waits,
         }
     }
 }
@@ -1072,8 +1083,10 @@ fn hallmark_act(sim: &mut Sim<'_>, plan: &MergerPlan) {
             }
             Action::Rebase if sim.prs[i].busy.is_none() => sim.start_busy(i, Busy::Rebase),
             Action::Wait
-                if d.reasons.first().map(String::as_str) == Some("merge_check_missing")
-                    && sim.busy_free(i) =>
+                if matches!(
+                    d.reasons.first().map(String::as_str),
+                    Some("merge_check_missing" | "merge_check_rerun")
+                ) && sim.busy_free(i) =>
             {
                 let mut tree = sim.base[tip].clone();
                 let mut ahead = Vec::new();

@@ -113,6 +113,10 @@ pub struct CheckContext {
     /// Where it ran; for Actions, `…/actions/runs/<run id>/…`.
     pub details_url: String,
     pub started_at: Option<String>,
+    /// A check run's output title and summary (what a test reporter writes there);
+    /// only the merger's own GraphQL call asks for them.
+    pub title: String,
+    pub summary: String,
 }
 
 /// What a PR's CI says at its head, from its checks and statuses.
@@ -318,8 +322,9 @@ pub fn open_pull_requests_for_merger(dir: &Path) -> Result<Vec<PullRequest>> {
     open_pull_requests_with(dir, MERGER_PR_FIELDS)
 }
 
-/// The checks and statuses at each of `commits` (full SHAs), in one GraphQL call
-/// whatever their number; a commit GitHub doesn't know is left out.
+/// The checks and statuses at each of `commits` (full SHAs), with each check run's
+/// output title and summary, in one GraphQL call whatever their number; a commit
+/// GitHub doesn't know is left out.
 pub fn commit_checks(
     dir: &Path,
     commits: &[String],
@@ -331,7 +336,7 @@ pub fn commit_checks(
         // Only hexadecimal reaches the query text.
         let sha: String = sha.chars().filter(char::is_ascii_hexdigit).collect();
         query.push_str(&format!(
-            " t{i}: object(expression: \"{sha}\") {{ ... on Commit {{ oid statusCheckRollup {{ contexts(first: 100) {{ nodes {{ __typename ... on CheckRun {{ name status conclusion startedAt detailsUrl }} ... on StatusContext {{ context state targetUrl }} }} }} }} }} }}"
+            " t{i}: object(expression: \"{sha}\") {{ ... on Commit {{ oid statusCheckRollup {{ contexts(first: 100) {{ nodes {{ __typename ... on CheckRun {{ name status conclusion startedAt detailsUrl title summary }} ... on StatusContext {{ context state targetUrl }} }} }} }} }} }}"
         ));
     }
     query.push_str(" } }");

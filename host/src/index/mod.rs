@@ -78,6 +78,20 @@ enum Mode {
 const BUSY_TRIES: u32 = 100;
 const BUSY_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
+/// Runs `attempt` until it does not answer "busy", at most [`BUSY_TRIES`] times.
+fn patiently<T>(mut attempt: impl FnMut() -> Result<T, Fault>) -> Result<T, Fault> {
+    let mut tries = 0;
+    loop {
+        match attempt() {
+            Err(f) if tries < BUSY_TRIES && f.is_busy() => {
+                tries += 1;
+                std::thread::sleep(BUSY_PAUSE);
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Index {
     /// Opens the index and brings it up to date with the journal, rebuilding it first if
     /// the file turns out to be damaged.
@@ -92,34 +106,17 @@ impl Index {
     /// Connects and catches up, waiting out other processes that open a fresh index at
     /// the same moment.
     fn attach(journal: &Journal) -> Result<Index, Fault> {
-        let mut tries = 0;
-        loop {
-            let attempt = Index::connect(journal).and_then(|index| {
+        patiently(|| {
+            Index::connect(journal).and_then(|index| {
                 index.catch_up()?;
                 Ok(index)
-            });
-            match attempt {
-                Err(f) if tries < BUSY_TRIES && f.is_busy() => {
-                    tries += 1;
-                    std::thread::sleep(BUSY_PAUSE);
-                }
-                other => return other,
-            }
-        }
+            })
+        })
     }
 
     /// [`Index::connect`] for a rebuild, retried while another process holds the database.
     fn connect_patiently(journal: &Journal) -> Result<Index, Fault> {
-        let mut tries = 0;
-        loop {
-            match Index::connect_as(journal, Mode::Build) {
-                Err(f) if tries < BUSY_TRIES && f.is_busy() => {
-                    tries += 1;
-                    std::thread::sleep(BUSY_PAUSE);
-                }
-                other => return other,
-            }
-        }
+        patiently(|| Index::connect_as(journal, Mode::Build))
     }
 
     fn connect(journal: &Journal) -> Result<Index, Fault> {
@@ -309,9 +306,12 @@ impl Index {
         }
     }
 
-    /// Runs a query; if it finds the file damaged, rebuilds once and runs it again.
+    /// Runs a query; if it finds the file damaged, rebuilds once and runs it again. A
+    /// query that finds the database busy despite the busy timeout (SQLite skips the
+    /// handler where waiting could deadlock, and while another process recovers a
+    /// fresh file's log) is tried again, as opening is.
     fn read<T>(&self, query: impl Fn(&Connection) -> Result<T, Fault>) -> Result<T> {
-        let first = query(&self.conn.borrow());
+        let first = patiently(|| query(&self.conn.borrow()));
         let fault = match first {
             Ok(value) => return Ok(value),
             Err(f) => f,
@@ -328,7 +328,7 @@ impl Index {
         let fresh = Index::heal(&self.journal, fault, "query")?;
         self.conn.replace(fresh.conn.into_inner());
         self.healed.replace(fresh.healed.into_inner());
-        query(&self.conn.borrow()).map_err(|f| still_damaged(f, &path))
+        patiently(|| query(&self.conn.borrow())).map_err(|f| still_damaged(f, &path))
     }
 
     /// Why this handle rebuilt the file from the journal, if it did.

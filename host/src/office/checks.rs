@@ -77,7 +77,7 @@ fn record_run(
     (exit_code, duration_ms): (i32, u64),
 ) -> Result<()> {
     let line = json!({ "t": ctx.stamp, "sha": sha, "item": id, "check": check, "exit_code": exit_code, "duration_ms": duration_ms });
-    crate::journal::file::append_raw(&cache_file(hall, key), &line.to_string())?;
+    crate::journal::file::append_raw(&cache_file(hall, key), &format!("{line}\n"))?;
     Ok(())
 }
 
@@ -381,4 +381,28 @@ fn unique_log(dir: &Path, stem: &str) -> String {
 /// `1 check`, `2 checks`.
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use std::sync::Arc;
+
+    use super::{cache_file, cached_pass, record_pass};
+    use crate::item::{ItemId, Sha};
+    use crate::office::tests::{Bench, NoRuns};
+
+    #[test]
+    fn two_passes_of_one_key_are_two_lines_and_still_a_pass() {
+        let bench = Bench::new(Arc::new(NoRuns));
+        let (hall, ctx) = (&bench.hall, &bench.ctx);
+        let sha = Sha::new("0123456789abcdef0123456789abcdef01234567");
+        let id = ItemId(1);
+        assert!(!cached_pass(hall, "k"));
+        for _ in 0..2 {
+            record_pass(hall, ctx, "k", &sha, id, "cargo test", 5).unwrap();
+        }
+        let text = std::fs::read_to_string(cache_file(hall, "k")).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(cached_pass(hall, "k"));
+    }
 }

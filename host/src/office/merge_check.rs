@@ -81,18 +81,26 @@ impl Records {
         )
     }
 
-    /// The results for `head`, newest first, one per chain (tip and PRs ahead).
+    /// The results for `head`, newest first. A chain (tip and PRs ahead) checked
+    /// twice shows twice: the room runs a red tree once more and counts the reds.
     pub fn for_head(&self, head: &str) -> Vec<MergeCheck> {
-        let mut out: Vec<MergeCheck> = Vec::new();
-        for r in self.0.iter().rev().filter(|r| r.head == head) {
-            if out.len() == KEPT_PER_HEAD {
-                break;
-            }
-            if !out.iter().any(|m| m.onto == r.onto && m.ahead == r.ahead) {
-                out.push(r.check());
-            }
-        }
-        out
+        self.0
+            .iter()
+            .rev()
+            .filter(|r| r.head == head)
+            .take(KEPT_PER_HEAD)
+            .map(Recorded::check)
+            .collect()
+    }
+
+    /// The gates that failed in the newest red result for `head`.
+    pub fn failed_for(&self, head: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .rev()
+            .find(|r| r.head == head && r.state == "red")
+            .map(|r| r.failed.clone())
+            .unwrap_or_default()
     }
 
     /// True when the repository's checks passed on exactly `tree`.
@@ -162,9 +170,15 @@ pub fn run(
             }
         }
     }
-    let line = serde_json::to_string(&r).map_err(HallError::internal)?;
-    crate::journal::file::append_raw(&record_file(hall), &line)?;
+    keep(hall, &r)?;
     Ok((r.check(), r.failed))
+}
+
+/// Appends one result to the record, a whole line.
+fn keep(hall: &Hall, r: &Recorded) -> Result<()> {
+    let line = serde_json::to_string(r).map_err(HallError::internal)?;
+    crate::journal::file::append_raw(&record_file(hall), &format!("{line}\n"))?;
+    Ok(())
 }
 
 /// A merge check the room asked for: PR `number` (item `id`, at `head`) on base
@@ -237,4 +251,44 @@ fn run_gates(
         }
     }
     Ok(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::{Recorded, Records, keep};
+    use crate::office::tests::{Bench, NoRuns};
+    use crate::rooms::types::CiState;
+
+    fn result(head: &str, state: &str) -> Recorded {
+        Recorded {
+            onto: "tip".into(),
+            ahead: Vec::new(),
+            head: head.into(),
+            tree: Some("tree1".into()),
+            state: state.into(),
+            skipped: None,
+            failed: vec!["sh check.sh".into()],
+        }
+    }
+
+    #[test]
+    fn every_result_kept_is_read_back_newest_first_repeats_included() {
+        let bench = Bench::new(Arc::new(NoRuns));
+        for (head, state) in [
+            ("h1", "red"),
+            ("h2", "green"),
+            ("h1", "red"),
+            ("h1", "green"),
+        ] {
+            keep(&bench.hall, &result(head, state)).unwrap();
+        }
+        let records = Records::load(&bench.hall);
+        let states: Vec<CiState> = records.for_head("h1").iter().map(|m| m.state).collect();
+        assert_eq!(states, [CiState::Green, CiState::Red, CiState::Red]);
+        assert!(records.passed("tree1"));
+        assert_eq!(records.failed_for("h1"), ["sh check.sh"]);
+        assert!(records.failed_for("h2").is_empty());
+    }
 }

@@ -553,9 +553,25 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         .iter()
         .filter_map(|b| tip_of(b).map(|t| (b.clone(), t)))
         .collect();
-    let shas: Vec<String> = tips.values().map(|t| t.to_string()).collect();
+    // The same call reads the test counts of green PR heads not read before.
+    let mut reports = super::test_counts::Reports::load(hall);
+    let unread: Vec<String> = shipped
+        .iter()
+        .filter_map(|s| by_number.get(&s.number))
+        .filter(|pr| matches!(pr.ci(), gh::Ci::Green) && !reports.has(&pr.head_ref_oid))
+        .map(|pr| pr.head_ref_oid.clone())
+        .collect();
+    let mut shas: Vec<String> = tips.values().map(|t| t.to_string()).collect();
+    shas.extend(unread.iter().cloned());
+    shas.sort();
+    shas.dedup();
     let checks = gh::commit_checks(&dir, &shas)?;
     out.calls += 1;
+    for head in &unread {
+        if let Some(list) = checks.get(head) {
+            reports.keep(head, list)?;
+        }
+    }
     let now = ctx
         .clock
         .now()
@@ -653,7 +669,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             base_commits,
             rebasing: s.item.state != State::Closed,
             lit_cleared: lit_cleared(&s.events),
-            checks: check_facts(pr),
+            checks: check_facts(pr, &reports),
             merge_checks: records.for_head(&pr.head_ref_oid),
             merged_tree,
         };
@@ -698,7 +714,11 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
         let mut wanted: Vec<Wanted> = Vec::new();
         for (b, (q, base_plan)) in input.bases.iter().zip(&plan.bases).enumerate() {
             for d in &base_plan.decisions {
-                if !d.reasons.iter().any(|r| r == "merge_check_missing") {
+                if !d
+                    .reasons
+                    .iter()
+                    .any(|r| r == "merge_check_missing" || r == "merge_check_rerun")
+                {
                     continue;
                 }
                 let (Some((id, _)), Some(facts)) = (
@@ -838,7 +858,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
             let s = &shipped[*i];
             let did = match pr.action.as_str() {
                 "merge" => merge(hall, &office, &info, s, pr, &base.tip, &base.base)?,
-                "rebase" => rebase(hall, &office, &info, *id, pr, &base.base)?,
+                "rebase" => rebase(hall, &office, &info, *id, pr, (&base.base, &records))?,
                 "hold" if pr.reasons.first().map(String::as_str) == Some("lit") => {
                     lit(hall, &office, &info, *id, pr, &s.item)?
                 }
@@ -850,9 +870,9 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
     Ok(out)
 }
 
-/// The checks at a PR's head, one by one (their test counts are not known from GitHub's
-/// rollup, so `tests` stays unset).
-fn check_facts(pr: &gh::PullRequest) -> Vec<CheckFact> {
+/// The checks at a PR's head, one by one, with the test count each reported (read
+/// once a head, see `test_counts`).
+fn check_facts(pr: &gh::PullRequest, reports: &super::test_counts::Reports) -> Vec<CheckFact> {
     pr.status_check_rollup
         .iter()
         .map(|c| {
@@ -867,7 +887,7 @@ fn check_facts(pr: &gh::PullRequest) -> Vec<CheckFact> {
                     c.name.clone()
                 },
                 state: pr_ci(&one),
-                tests: None,
+                tests: reports.tests(&pr.head_ref_oid, &c.name),
             }
         })
         .collect()
@@ -1003,12 +1023,22 @@ fn rebase(
     info: &crate::rooms::RoomInfo,
     id: ItemId,
     pr: &PlannedPr,
-    base: &str,
+    (base, records): (&str, &super::merge_check::Records),
 ) -> Result<Option<String>> {
     let n = pr.number;
     let reason = if pr.reasons.iter().any(|r| r == "conflicting") {
         format!(
             "PR #{n} conflicts with {base}, and its turn in the merge queue has come: rebase it onto {base}"
+        )
+    } else if pr.reasons.iter().any(|r| r == "merge_check_red") {
+        let failed = records.failed_for(&pr.head);
+        let gates = if failed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", failed.join(", "))
+        };
+        format!(
+            "PR #{n} merged onto {base} fails the repository's checks{gates}, twice on the same tree: rebase it onto {base} and make them pass"
         )
     } else {
         format!(

@@ -23,6 +23,7 @@ pub mod review;
 pub mod runs;
 pub mod setup;
 pub mod ship;
+pub mod test_counts;
 pub mod verdict;
 pub mod watchman;
 

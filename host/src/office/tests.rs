@@ -24,6 +24,20 @@ pub const BRANCH: &str = "hm/cap-retries";
 pub const LIB: &str =
     "retries:\n  attempts: 3\n  backoff: 1s\n  jitter: none\n  limit: attempts < 3\n";
 
+/// A runner for steps that start no model run: one that does is a failed test.
+pub struct NoRuns;
+
+impl Runner for NoRuns {
+    fn run(
+        &self,
+        _dir: &Path,
+        _stamp: &str,
+        _spec: &crate::claude::RunSpec,
+    ) -> crate::claude::Result<crate::claude::RunOutcome> {
+        panic!("this step started a model run")
+    }
+}
+
 /// Runs git in `dir` with no user or system config and a fixed identity; panics with
 /// git's message when it fails.
 pub fn git_in(dir: &Path, args: &[&str]) -> String {

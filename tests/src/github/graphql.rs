@@ -261,7 +261,7 @@ fn check_json(run_id: u64, c: &Check) -> Value {
     json!({ "__typename": "CheckRun", "name": c.name, "status": status, "conclusion": conclusion,
         "startedAt": started, "completedAt": if conclusion.is_null() { Value::Null } else { json!(NOW) },
         "detailsUrl": format!("http://{}/actions/runs/{run_id}", super::HOST),
-        "isRequired": true,
+        "isRequired": true, "title": c.title, "summary": c.summary,
         "checkSuite": { "workflowRun": { "databaseId": run_id, "event": "pull_request",
             "workflow": { "name": "CI" } } } })
 }

@@ -296,6 +296,13 @@ impl CiAt<'_> {
         self
     }
 
+    /// The output title and summary check `name` reports (a test count, say).
+    pub fn report(self, name: &str, title: &str, summary: &str) -> Self {
+        self.gh
+            .with(|w| w.ci.report(&self.sha, name, title, summary));
+        self
+    }
+
     /// What check `name` turns to on each later re-run, in order.
     pub fn then(self, name: &str, states: &[CheckState]) -> Self {
         self.gh

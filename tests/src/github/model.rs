@@ -106,6 +106,9 @@ pub struct Check {
     /// What later re-runs turn it into, in order.
     pub script: Vec<CheckState>,
     pub attempt: u32,
+    /// The run's output title and summary, as a test reporter writes them.
+    pub title: String,
+    pub summary: String,
 }
 
 /// The CI: check runs per commit, one workflow run per commit (its id is stable).
@@ -135,12 +138,20 @@ impl Ci {
             state: CheckState::Running,
             script: Vec::new(),
             attempt: 1,
+            title: String::new(),
+            summary: String::new(),
         });
         checks.last_mut().expect("just pushed")
     }
 
     pub fn set(&mut self, sha: &str, name: &str, state: CheckState) {
         self.check_mut(sha, name).state = state;
+    }
+
+    pub fn report(&mut self, sha: &str, name: &str, title: &str, summary: &str) {
+        let check = self.check_mut(sha, name);
+        check.title = title.to_string();
+        check.summary = summary.to_string();
     }
 
     pub fn script(&mut self, sha: &str, name: &str, states: Vec<CheckState>) {

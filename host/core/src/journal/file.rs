@@ -360,8 +360,9 @@ fn torn_tail(rest: &[u8], line: u64) -> Torn {
     }
 }
 
-/// Appends one small line to `path` without fsync, for the change log the index tails.
-/// `O_APPEND` keeps concurrent small writes whole.
+/// Appends `line` to `path` as it is, without fsync: for caches and logs that a lost
+/// line only makes recompute. `line` carries its own trailing newline; without one the
+/// next append runs on into it. `O_APPEND` keeps concurrent small writes whole.
 pub fn append_raw(path: &Path, line: &str) -> Result<(), JournalError> {
     let err = io(path);
     let mut f = OpenOptions::new()

@@ -381,6 +381,14 @@ fn planned(mut p: PrFacts, state: CiState, ahead: &[(u32, &str)], tree: &str) ->
     p
 }
 
+/// `p` with a merge check of its head running on the tip as it is, of the tree
+/// its merge would write now.
+fn checking_alone(p: PrFacts, tree: &str) -> PrFacts {
+    let mut p = planned(p, CiState::Pending, &[], tree);
+    p.merged_tree = Some(tree.into());
+    p
+}
+
 fn check(name: &str, state: CiState, tests: Option<u64>) -> CheckFact {
     CheckFact {
         name: name.into(),
@@ -640,6 +648,78 @@ fn merger_room_guards_the_merged_result() {
             ],
         ),
         (
+            "a PR red on the tip alone is checked again, and the PR behind is checked without it",
+            queue(vec![
+                with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                    p.merge_checks = merge_check(&p.head_sha, CiState::Red, "tip", None);
+                    p.merged_tree = Some("tree1".into());
+                }),
+                moved(pr(2, &["b.rs"]), &["z.rs"]),
+            ]),
+            vec![
+                (1, Wait, "merge_check_rerun", &[]),
+                (2, Wait, "merge_check_missing", &[]),
+            ],
+        ),
+        (
+            "its twin: the same PR green on the tip carries the one behind",
+            queue(vec![
+                green(moved(pr(1, &["a.rs"]), &["z.rs"])),
+                moved(pr(2, &["b.rs"]), &["z.rs"]),
+            ]),
+            vec![
+                (1, Merge, "ready", &[]),
+                (2, Wait, "merge_check_missing", &[1]),
+            ],
+        ),
+        (
+            "red on two trees makes a suspect: its running check carries nobody behind it",
+            queue(vec![
+                moved(pr(3, &["c.rs"]), &["z.rs"]),
+                checking_alone(
+                    planned(
+                        planned(
+                            moved(pr(4, &["d.rs"]), &["z.rs"]),
+                            CiState::Red,
+                            &[(3, "sha3-old")],
+                            "tree34-old",
+                        ),
+                        CiState::Red,
+                        &[(3, "sha3")],
+                        "tree34",
+                    ),
+                    "tree4",
+                ),
+                moved(pr(5, &["e.rs"]), &["z.rs"]),
+            ]),
+            vec![
+                (3, Wait, "merge_check_missing", &[]),
+                (4, Wait, "merge_check_pending", &[]),
+                (5, Wait, "merge_check_missing", &[3]),
+            ],
+        ),
+        (
+            "its twin: red on one tree behind a queued PR is no suspect, and carries",
+            queue(vec![
+                moved(pr(3, &["c.rs"]), &["z.rs"]),
+                checking_alone(
+                    planned(
+                        moved(pr(4, &["d.rs"]), &["z.rs"]),
+                        CiState::Red,
+                        &[(3, "sha3")],
+                        "tree34",
+                    ),
+                    "tree4",
+                ),
+                moved(pr(5, &["e.rs"]), &["z.rs"]),
+            ]),
+            vec![
+                (3, Wait, "merge_check_missing", &[4]),
+                (4, Wait, "merge_check_pending", &[]),
+                (5, Wait, "merge_check_missing", &[3, 4]),
+            ],
+        ),
+        (
             "the train its checks form keeps its order: an older PR ready later joins behind",
             queue(vec![
                 moved(pr(1, &["a.rs"]), &["z.rs"]),
@@ -801,7 +881,7 @@ fn merger_room_guards_the_merged_result() {
             vec![(1, Wait, "merge_check_missing", &[])],
         ),
         (
-            "red on the merged tree rebases the PR at its turn",
+            "red once on the merged tree runs that check again (a flake must not cost a dev run)",
             queue(vec![
                 with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
                     p.merge_checks = merge_check(&p.head_sha, CiState::Red, "tip", None);
@@ -810,9 +890,35 @@ fn merger_room_guards_the_merged_result() {
                 pr(2, &["a.rs"]),
             ]),
             vec![
+                (1, Wait, "merge_check_rerun", &[]),
+                (2, Wait, "claimed_files", &[1]),
+            ],
+        ),
+        (
+            "red twice on the merged tree rebases the PR at its turn",
+            queue(vec![
+                with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                    let red = merge_check(&p.head_sha, CiState::Red, "tip", None);
+                    p.merge_checks = [red.clone(), red].concat();
+                    p.merged_tree = Some("tree1".into());
+                }),
+                pr(2, &["a.rs"]),
+            ]),
+            vec![
                 (1, Rebase, "merge_check_red", &[]),
                 (2, Wait, "claimed_files", &[1]),
             ],
+        ),
+        (
+            "red here after red on another tree at this head is no flake: rebased",
+            queue(vec![with(moved(pr(1, &["a.rs"]), &["z.rs"]), |p| {
+                let mut older = merge_check(&p.head_sha, CiState::Red, "tip0", None);
+                older[0].tree = Some("tree0".into());
+                p.merge_checks =
+                    [merge_check(&p.head_sha, CiState::Red, "tip", None), older].concat();
+                p.merged_tree = Some("tree1".into());
+            })]),
+            vec![(1, Rebase, "merge_check_red", &[])],
         ),
         (
             "a merge check that will not run holds and claims nothing",
@@ -938,13 +1044,16 @@ fn merger_room_guards_the_merged_result() {
             );
             assert_eq!(d.waits_for, waits_for, "{name}: PR #{number}: {d:?}");
             // A merge check is asked for on the tip with the PRs it waits
-            // for merged in first; no other decision asks for one.
+            // for merged in first (in train order, which the committed train
+            // may put out of number order); no other decision asks for one.
             let onto: &[u32] = if reason == "merge_check_missing" {
                 waits_for
             } else {
                 &[]
             };
-            assert_eq!(d.check_onto, onto, "{name}: PR #{number}: {d:?}");
+            let mut asked = d.check_onto.clone();
+            asked.sort_unstable();
+            assert_eq!(asked, onto, "{name}: PR #{number}: {d:?}");
         }
     }
 }

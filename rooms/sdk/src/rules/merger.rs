@@ -21,7 +21,8 @@
 //!   check that ran no tests) is not green: the PR is put to a person;
 //! - with `pre-merge-check` on, a PR whose base moved since its merge base
 //!   merges only once the repository's checks passed on exactly the tree its
-//!   merge would write (`merged-tree`); red there rebases it, so its dev run
+//!   merge would write (`merged-tree`); red there once is checked again (a
+//!   flaky gate must not cost a dev run), red twice rebases it, so its dev run
 //!   meets the failure on its own branch;
 //! - the PRs that got that far form a train (from `hall:rooms@0.5`): up to
 //!   `train` of them per base have merge checks at once, each on the tip with
@@ -31,7 +32,9 @@
 //!   (the checks' plans carry it), and with `update = "conflicts"` a clean PR
 //!   may ride behind train PRs on its own files. A tip
 //!   whose tree passed a merge check does not make the next merge wait for its
-//!   own CI; red still stops the line;
+//!   own CI; red still stops the line. A suspect (red on the tip alone, or on
+//!   two trees) is checked where it stands, but carries nobody behind it until
+//!   a check of its own is green;
 //! - a PR touching a hot path (changed in `threshold` of the base's last
 //!   `window` commits) must have been checked on a tree holding the tip, whatever
 //!   `update` says: by the merge check when it is on, else by being rebased.
@@ -173,17 +176,17 @@ fn walk_base(
     people: &People<'_>,
     queue: &BaseQueue,
     queued: &HashSet<u32, Fnv>,
-    committed: &[(u32, &str)],
+    committed: &[Car<'_>],
 ) -> (Vec<Decision>, Vec<u32>) {
     let line_stopped = matches!(queue.tip_ci, CiState::Red);
     let hot = hot_paths(&input.settings, &queue.recent);
     let mut merging: Option<u32> = None;
     let mut unready: HashSet<u32, Fnv> = HashSet::default();
-    let mut train: Vec<(u32, &str)> = committed.to_vec();
+    let mut train: Vec<Car<'_>> = committed.to_vec();
     let mut left = Vec::new();
     let mut claims: Claims = Claims::default();
     for pr in &queue.prs {
-        if committed.iter().any(|(n, _)| *n == pr.number) {
+        if committed.iter().any(|c| c.number == pr.number) {
             for file in &pr.files {
                 claims.entry(file.as_str()).or_default().push(pr.number);
             }
@@ -193,8 +196,8 @@ fn walk_base(
     for pr in &queue.prs {
         let empty = Vec::new();
         let my_deps = people.deps.get(&pr.number).unwrap_or(&empty);
-        let place = train.iter().position(|(n, _)| *n == pr.number);
-        let in_committed = committed.iter().any(|(n, _)| *n == pr.number);
+        let place = train.iter().position(|c| c.number == pr.number);
+        let in_committed = committed.iter().any(|c| c.number == pr.number);
         let mut joined = false;
         let decision = if let Some(reasons) = people.person.get(&pr.number) {
             decide(pr.number, Action::Hold, Vec::new(), reasons.clone())
@@ -217,12 +220,12 @@ fn walk_base(
             // there: everything else merges after it.
             let (overlapping, line_train) = match place {
                 Some(k) => {
-                    let ahead = &train[..k];
+                    let ahead = carried(&train[..k]);
                     let mut over = claimers(&claims, &pr.files);
                     over.retain(|n| ahead.iter().any(|(a, _)| a == n));
                     (over, ahead)
                 }
-                None => (claimers(&claims, &pr.files), train.as_slice()),
+                None => (claimers(&claims, &pr.files), carried(&train)),
             };
             let turn = turn_decision(
                 input,
@@ -239,7 +242,7 @@ fn walk_base(
                 overlapping,
                 Line {
                     merging,
-                    train: line_train,
+                    train: &line_train,
                     unready: &unready,
                 },
             );
@@ -247,8 +250,15 @@ fn walk_base(
                 unready.insert(pr.number);
             }
             joined = turn.joins;
+            // A suspect is checked where it stands but carries nobody behind
+            // it until a check of its own comes back green.
+            let carries = !suspect(pr, queued) || turn_green(&turn.decision);
             if !in_committed && turn.joins {
-                train.push((pr.number, pr.head_sha.as_str()));
+                train.push(Car {
+                    number: pr.number,
+                    head: pr.head_sha.as_str(),
+                    carries,
+                });
             }
             if turn.claims && !in_committed {
                 for file in &pr.files {
@@ -502,8 +512,14 @@ fn turn_decision(
             CiState::Green => return joins(Action::Wait, ahead, "merge_check_ahead"),
             // Already running: let it finish.
             CiState::Pending => return joins(Action::Wait, ahead, "merge_check_pending"),
-            // The merged tree fails: the PR's own branch must meet it.
+            // The merged tree fails. Once is not yet proof: a flaky gate would
+            // send the PR back for a dev run it does not need, so that tree is
+            // checked once more. Red twice, or no tree at all (git could not
+            // merge it), and the PR's own branch must meet it.
             CiState::Red if ahead.is_empty() => {
+                if check.is_some_and(|m| reds_on_tree(pr, m) == 1) && reds_at_head(pr) == 1 {
+                    return joins(Action::Wait, Vec::new(), "merge_check_rerun");
+                }
                 return claim(Action::Rebase, Vec::new(), "merge_check_red");
             }
             // Red with others merged in first: it may be theirs. It leaves the
@@ -593,26 +609,111 @@ fn counting_check<'a>(
     }
 }
 
+/// How many red merge checks of `pr`'s head found the tree `m` checked (none
+/// when `m` has no tree: a merge git refused is not a flake).
+fn reds_on_tree(pr: &PrFacts, m: &MergeCheck) -> usize {
+    let Some(tree) = m.tree.as_deref() else {
+        return 0;
+    };
+    pr.merge_checks
+        .iter()
+        .filter(|c| {
+            c.head == pr.head_sha
+                && matches!(c.state, CiState::Red)
+                && c.tree.as_deref() == Some(tree)
+        })
+        .count()
+}
+
+/// True for a PR whose merged result failed at this head in a way that points
+/// at it: red on the tip with no queued PR merged in ahead, or red on two
+/// different trees. The PRs behind such a PR are not checked with it merged in
+/// ahead of them (one bad PR would turn every check behind it red) until a
+/// check of its own is green.
+fn suspect(pr: &PrFacts, queued: &HashSet<u32, Fnv>) -> bool {
+    let mut reds = pr
+        .merge_checks
+        .iter()
+        .filter(|m| m.head == pr.head_sha && matches!(m.state, CiState::Red));
+    let mut trees: Vec<Option<&str>> = Vec::new();
+    reds.any(|m| {
+        let alone = m.ahead.iter().all(|a| !queued.contains(&a.number));
+        let tree = m.tree.as_deref();
+        if !trees.contains(&tree) {
+            trees.push(tree);
+        }
+        alone || trees.len() >= 2
+    })
+}
+
+/// True when `decision` rests on a green merge check of the PR's own (it merges
+/// now or waits only for the PRs ahead of it).
+fn turn_green(decision: &Decision) -> bool {
+    decision.reasons.first().is_some_and(|r| {
+        matches!(
+            r.as_str(),
+            "merge_check_ahead"
+                | "ready"
+                | "merge_in_flight"
+                | "one_merge_at_a_time"
+                | "base_ci_pending"
+                | "base_ci_abandoned"
+        )
+    })
+}
+
+/// One PR in a base's train. A car that does not carry (a suspect whose own
+/// check has not come back green) is checked on the cars ahead of it, but the
+/// cars behind are checked without it.
+#[derive(Clone, Copy)]
+struct Car<'a> {
+    number: u32,
+    head: &'a str,
+    carries: bool,
+}
+
+/// The PRs merged in ahead of whatever comes after `cars`: the ones that carry.
+fn carried<'a>(cars: &[Car<'a>]) -> Vec<(u32, &'a str)> {
+    cars.iter()
+        .filter(|c| c.carries)
+        .map(|c| (c.number, c.head))
+        .collect()
+}
+
+/// How many red merge checks `pr`'s head has had, on any tree.
+fn reds_at_head(pr: &PrFacts) -> usize {
+    pr.merge_checks
+        .iter()
+        .filter(|c| c.head == pr.head_sha && matches!(c.state, CiState::Red))
+        .count()
+}
+
 /// The train its merge checks already form: greedily from the tip, the PR
-/// whose counting check (see `counting_check`) with the PRs found so far ahead
-/// is pending or green. At most `train` PRs (0 read as 1), none of those in
-/// `dropped`.
+/// whose counting check (see `counting_check`) with the carrying PRs found so
+/// far ahead is pending or green. At most `train` PRs (0 read as 1), none of
+/// those in `dropped`.
 fn committed_train<'a>(
     queue: &'a BaseQueue,
     queued: &HashSet<u32, Fnv>,
     limit: u32,
     dropped: &HashSet<u32, Fnv>,
-) -> Vec<(u32, &'a str)> {
-    let mut train: Vec<(u32, &str)> = Vec::new();
+) -> Vec<Car<'a>> {
+    let mut train: Vec<Car<'a>> = Vec::new();
     while train.len() < limit.max(1) as usize {
-        let next = queue.prs.iter().find(|p| {
-            !dropped.contains(&p.number)
-                && !train.iter().any(|(n, _)| *n == p.number)
-                && counting_check(p, &train, queued)
-                    .is_some_and(|m| matches!(m.state, CiState::Pending | CiState::Green))
+        let ahead = carried(&train);
+        let next = queue.prs.iter().find_map(|p| {
+            if dropped.contains(&p.number) || train.iter().any(|c| c.number == p.number) {
+                return None;
+            }
+            let state = counting_check(p, &ahead, queued)?.state;
+            matches!(state, CiState::Pending | CiState::Green).then_some((p, state))
         });
         match next {
-            Some(p) => train.push((p.number, p.head_sha.as_str())),
+            Some((p, state)) => train.push(Car {
+                number: p.number,
+                head: p.head_sha.as_str(),
+                carries: matches!(state, CiState::Green) || !suspect(p, queued),
+            }),
             None => break,
         }
     }
