@@ -2,9 +2,9 @@
 //! the conversions between their types and the plain types in `types.rs`.
 //!
 //! Kept private so that nothing outside `rooms` depends on generated code. Each
-//! line of the WIT package hall supports has a module here: `v0_5` is `wit/`,
-//! `v0_4` is `wit/frozen/0.4.0/`, `v0_3` is `wit/frozen/0.3.0/`, `v0_2` is
-//! `wit/frozen/0.2.0/`, `v0_1` is
+//! line of the WIT package hall supports has a module here: `v0_6` is `wit/`,
+//! `v0_5` is `wit/frozen/0.5.0/`, `v0_4` is `wit/frozen/0.4.0/`, `v0_3` is
+//! `wit/frozen/0.3.0/`, `v0_2` is `wit/frozen/0.2.0/`, `v0_1` is
 //! `wit/frozen/0.1.0/`. Their verdict and condense interfaces have the same
 //! shape, so one set of conversions is stamped out for all. Check detection
 //! (`gates` in 0.1, `checks` from 0.2, with CI files, setup and left-out commands
@@ -34,13 +34,22 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.5`, the current line.
-pub(crate) mod v0_5 {
+/// `hall:rooms@0.6`, the current line, the same shape as 0.5.
+pub(crate) mod v0_6 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
     unchanged_worlds!("../wit");
+}
+
+/// `hall:rooms@0.5`, frozen: merge checks on predicted tips.
+pub(crate) mod v0_5 {
+    pub(crate) mod checks {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.5.0", world: "checks-room" });
+        pub(crate) use exports::hall::rooms::checks as api;
+    }
+    unchanged_worlds!("../wit/frozen/0.5.0");
 }
 
 /// `hall:rooms@0.4`, frozen: a merger with one merge check per PR, on the tip.
@@ -108,7 +117,11 @@ failure_from!(
     v0_5::checks,
     v0_5::verdict,
     v0_5::merger,
-    v0_5::condense
+    v0_5::condense,
+    v0_6::checks,
+    v0_6::verdict,
+    v0_6::merger,
+    v0_6::condense
 );
 
 // ---------------------------------------------------------------- checks
@@ -171,6 +184,7 @@ macro_rules! checks_from_0_3 {
 checks_from_0_3!(v0_3);
 checks_from_0_3!(v0_4);
 checks_from_0_3!(v0_5);
+checks_from_0_3!(v0_6);
 
 impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
     fn from(i: &plain::ChecksInput) -> Self {
@@ -343,6 +357,7 @@ unchanged_conversions!(v0_2);
 unchanged_conversions!(v0_3);
 unchanged_conversions!(v0_4);
 unchanged_conversions!(v0_5);
+unchanged_conversions!(v0_6);
 
 /// The merger's plan, read back from any line (`$check_onto` reads what only
 /// 0.5 and on decide: the PRs to merge in ahead for a merge check).
@@ -389,6 +404,7 @@ merger_plan!(v0_2, |_: &merger::api::Decision| Vec::new());
 merger_plan!(v0_3, |_: &merger::api::Decision| Vec::new());
 merger_plan!(v0_4, |_: &merger::api::Decision| Vec::new());
 merger_plan!(v0_5, |d: &merger::api::Decision| d.check_onto.clone());
+merger_plan!(v0_6, |d: &merger::api::Decision| d.check_onto.clone());
 
 /// The merger's input as rooms before 0.4 take it: without the merged-result
 /// facts, which such a room never reads (it judges by the older rules).
@@ -578,80 +594,92 @@ mod merger_0_4 {
     }
 }
 
+/// The merger's input from 0.5 on (the merge train), for the line `$line`;
+/// invoked inside a module of its own.
+macro_rules! merger_input_from_0_5 {
+    ($line:ident) => {
+        use super::{plain, $line::merger::api as w};
+
+        merger_shared_parts!();
+
+        impl From<&plain::PrFacts> for w::PrFacts {
+            fn from(p: &plain::PrFacts) -> Self {
+                Self {
+                    number: p.number,
+                    head_sha: p.head_sha.clone(),
+                    hallmark_sha: p.hallmark_sha.clone(),
+                    mergeable: p.mergeable.into(),
+                    ci: ci(p.ci),
+                    checks: checks(p),
+                    merge_checks: p
+                        .merge_checks
+                        .iter()
+                        .map(|m| w::MergeCheck {
+                            state: ci(m.state),
+                            onto: m.onto.clone(),
+                            ahead: m
+                                .ahead
+                                .iter()
+                                .map(|a| w::PrHead {
+                                    number: a.number,
+                                    head: a.head.clone(),
+                                })
+                                .collect(),
+                            head: m.head.clone(),
+                            tree: m.tree.clone(),
+                            skipped: m.skipped.clone(),
+                        })
+                        .collect(),
+                    merged_tree: p.merged_tree.clone(),
+                    changes_requested: p.changes_requested,
+                    review_requests: p.review_requests.clone(),
+                    body: p.body.clone(),
+                    stacked_on: p.stacked_on,
+                    files: p.files.clone(),
+                    base_commits: base_commits(p),
+                    rebasing: p.rebasing,
+                    lit_cleared: p.lit_cleared,
+                }
+            }
+        }
+
+        impl From<&plain::MergerInput> for w::MergerInput {
+            fn from(i: &plain::MergerInput) -> Self {
+                let s = &i.settings;
+                Self {
+                    settings: w::MergeSettings {
+                        require_ci: s.require_ci,
+                        update: update(s.update),
+                        lit: s.lit.clone(),
+                        required_checks: s.required_checks.clone(),
+                        pre_merge_check: s.pre_merge_check,
+                        hot: hot(s),
+                        train: s.train,
+                    },
+                    bases: i
+                        .bases
+                        .iter()
+                        .map(|b| w::BaseQueue {
+                            base: b.base.clone(),
+                            tip_sha: b.tip_sha.clone(),
+                            tip_ci: ci(b.tip_ci),
+                            tip_checked: b.tip_checked,
+                            recent: recent(b),
+                            merge_in_flight: b.merge_in_flight,
+                            prs: b.prs.iter().map(Into::into).collect(),
+                        })
+                        .collect(),
+                    open_prs: i.open_prs.clone(),
+                }
+            }
+        }
+    };
+}
+
 mod merger_0_5 {
-    use super::{plain, v0_5::merger::api as w};
+    merger_input_from_0_5!(v0_5);
+}
 
-    merger_shared_parts!();
-
-    impl From<&plain::PrFacts> for w::PrFacts {
-        fn from(p: &plain::PrFacts) -> Self {
-            Self {
-                number: p.number,
-                head_sha: p.head_sha.clone(),
-                hallmark_sha: p.hallmark_sha.clone(),
-                mergeable: p.mergeable.into(),
-                ci: ci(p.ci),
-                checks: checks(p),
-                merge_checks: p
-                    .merge_checks
-                    .iter()
-                    .map(|m| w::MergeCheck {
-                        state: ci(m.state),
-                        onto: m.onto.clone(),
-                        ahead: m
-                            .ahead
-                            .iter()
-                            .map(|a| w::PrHead {
-                                number: a.number,
-                                head: a.head.clone(),
-                            })
-                            .collect(),
-                        head: m.head.clone(),
-                        tree: m.tree.clone(),
-                        skipped: m.skipped.clone(),
-                    })
-                    .collect(),
-                merged_tree: p.merged_tree.clone(),
-                changes_requested: p.changes_requested,
-                review_requests: p.review_requests.clone(),
-                body: p.body.clone(),
-                stacked_on: p.stacked_on,
-                files: p.files.clone(),
-                base_commits: base_commits(p),
-                rebasing: p.rebasing,
-                lit_cleared: p.lit_cleared,
-            }
-        }
-    }
-
-    impl From<&plain::MergerInput> for w::MergerInput {
-        fn from(i: &plain::MergerInput) -> Self {
-            let s = &i.settings;
-            Self {
-                settings: w::MergeSettings {
-                    require_ci: s.require_ci,
-                    update: update(s.update),
-                    lit: s.lit.clone(),
-                    required_checks: s.required_checks.clone(),
-                    pre_merge_check: s.pre_merge_check,
-                    hot: hot(s),
-                    train: s.train,
-                },
-                bases: i
-                    .bases
-                    .iter()
-                    .map(|b| w::BaseQueue {
-                        base: b.base.clone(),
-                        tip_sha: b.tip_sha.clone(),
-                        tip_ci: ci(b.tip_ci),
-                        tip_checked: b.tip_checked,
-                        recent: recent(b),
-                        merge_in_flight: b.merge_in_flight,
-                        prs: b.prs.iter().map(Into::into).collect(),
-                    })
-                    .collect(),
-                open_prs: i.open_prs.clone(),
-            }
-        }
-    }
+mod merger_0_6 {
+    merger_input_from_0_5!(v0_6);
 }

@@ -187,7 +187,8 @@ mod tests {
         assert!(supported("0.3.0"));
         assert!(supported("0.4.0"));
         assert!(supported("0.5.0"));
-        assert!(!supported("0.6.0"));
+        assert!(supported("0.6.0"));
+        assert!(!supported("0.7.0"));
         assert!(!supported("1.0.0"));
         assert!(!supported(""));
     }

@@ -48,7 +48,7 @@ pub use error::{FailureKind, RoomError};
 pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
-use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5};
+use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
 use sandbox::{Call, Ctx};
 use world::Line;
 pub use world::World;
@@ -58,18 +58,19 @@ pub const PACKAGE: &str = "hall:rooms";
 
 /// The `major.minor` lines of the package this hall can run, oldest first. A
 /// version line is added when a new binding module lands in `bindings.rs`.
-pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)];
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0, 6)];
 
 /// The package version hall's own rooms and the SDK are built against.
-pub const CURRENT_VERSION: &str = "0.5.0";
+pub const CURRENT_VERSION: &str = "0.6.0";
 
 /// One world's exports, bound at the line the room was built against.
-enum Bound<A, B, C, D, E> {
+enum Bound<A, B, C, D, E, F> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
     V0_4(D),
     V0_5(E),
+    V0_6(F),
 }
 
 /// Calls one export of a room's world in a fresh sandbox (`$room.call`): looks up
@@ -95,6 +96,7 @@ macro_rules! on_line {
             Bound::V0_3($e) => $body,
             Bound::V0_4($e) => $body,
             Bound::V0_5($e) => $body,
+            Bound::V0_6($e) => $body,
         }
     };
 }
@@ -409,6 +411,7 @@ enum Exports {
             v0_3::checks::ChecksRoomIndices,
             v0_4::checks::ChecksRoomIndices,
             v0_5::checks::ChecksRoomIndices,
+            v0_6::checks::ChecksRoomIndices,
         >,
     ),
     Verdict(
@@ -418,6 +421,7 @@ enum Exports {
             v0_3::verdict::VerdictRoomIndices,
             v0_4::verdict::VerdictRoomIndices,
             v0_5::verdict::VerdictRoomIndices,
+            v0_6::verdict::VerdictRoomIndices,
         >,
     ),
     Merger(
@@ -427,6 +431,7 @@ enum Exports {
             v0_3::merger::MergerRoomIndices,
             v0_4::merger::MergerRoomIndices,
             v0_5::merger::MergerRoomIndices,
+            v0_6::merger::MergerRoomIndices,
         >,
     ),
     Condense(
@@ -436,6 +441,7 @@ enum Exports {
             v0_3::condense::CondenseRoomIndices,
             v0_4::condense::CondenseRoomIndices,
             v0_5::condense::CondenseRoomIndices,
+            v0_6::condense::CondenseRoomIndices,
         >,
     ),
 }
@@ -445,13 +451,14 @@ impl TypedPre {
     /// their types are checked on instantiation.
     fn new(world: World, line: Line, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
         macro_rules! bind {
-            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty) => {
+            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty, $f:ty) => {
                 Exports::$variant(match line {
                     Line::V0_1 => Bound::V0_1(<$a>::new(&pre)?),
                     Line::V0_2 => Bound::V0_2(<$b>::new(&pre)?),
                     Line::V0_3 => Bound::V0_3(<$c>::new(&pre)?),
                     Line::V0_4 => Bound::V0_4(<$d>::new(&pre)?),
                     Line::V0_5 => Bound::V0_5(<$e>::new(&pre)?),
+                    Line::V0_6 => Bound::V0_6(<$f>::new(&pre)?),
                 })
             };
         }
@@ -462,7 +469,8 @@ impl TypedPre {
                 v0_2::checks::ChecksRoomIndices,
                 v0_3::checks::ChecksRoomIndices,
                 v0_4::checks::ChecksRoomIndices,
-                v0_5::checks::ChecksRoomIndices
+                v0_5::checks::ChecksRoomIndices,
+                v0_6::checks::ChecksRoomIndices
             ),
             World::Verdict => bind!(
                 Verdict,
@@ -470,7 +478,8 @@ impl TypedPre {
                 v0_2::verdict::VerdictRoomIndices,
                 v0_3::verdict::VerdictRoomIndices,
                 v0_4::verdict::VerdictRoomIndices,
-                v0_5::verdict::VerdictRoomIndices
+                v0_5::verdict::VerdictRoomIndices,
+                v0_6::verdict::VerdictRoomIndices
             ),
             World::Merger => bind!(
                 Merger,
@@ -478,7 +487,8 @@ impl TypedPre {
                 v0_2::merger::MergerRoomIndices,
                 v0_3::merger::MergerRoomIndices,
                 v0_4::merger::MergerRoomIndices,
-                v0_5::merger::MergerRoomIndices
+                v0_5::merger::MergerRoomIndices,
+                v0_6::merger::MergerRoomIndices
             ),
             World::Condense => bind!(
                 Condense,
@@ -486,7 +496,8 @@ impl TypedPre {
                 v0_2::condense::CondenseRoomIndices,
                 v0_3::condense::CondenseRoomIndices,
                 v0_4::condense::CondenseRoomIndices,
-                v0_5::condense::CondenseRoomIndices
+                v0_5::condense::CondenseRoomIndices,
+                v0_6::condense::CondenseRoomIndices
             ),
         };
         Ok(Self { pre, exports })
@@ -557,6 +568,7 @@ impl Room {
             Bound::V0_3(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_4(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_5(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
+            Bound::V0_6(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
         }
     }
 

@@ -19,8 +19,10 @@ pub(crate) enum Line {
     V0_3,
     /// `0.4.x`, frozen in `wit/frozen/0.4.0/`.
     V0_4,
-    /// `0.5.x`, the current `wit/`.
+    /// `0.5.x`, frozen in `wit/frozen/0.5.0/`.
     V0_5,
+    /// `0.6.x`, the current `wit/`.
+    V0_6,
 }
 
 impl Line {
@@ -33,6 +35,7 @@ impl Line {
             (Some(0), Some(3)) => Some(Line::V0_3),
             (Some(0), Some(4)) => Some(Line::V0_4),
             (Some(0), Some(5)) => Some(Line::V0_5),
+            (Some(0), Some(6)) => Some(Line::V0_6),
             _ => None,
         }
     }

@@ -28,6 +28,7 @@ const FROZEN_0_1: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_1_WASM"));
 const FROZEN_0_2: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_2_WASM"));
 const FROZEN_0_3: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_3_WASM"));
 const FROZEN_0_4: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_4_WASM"));
+const FROZEN_0_5: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_5_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -392,7 +393,7 @@ fn a_room_for_another_world_is_refused() {
     let message = err.message();
     assert!(
         message.contains(
-            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.5.0, not the merger world"
+            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.6.0, not the merger world"
         ),
         "{message}"
     );
@@ -408,11 +409,11 @@ fn an_unsupported_version_is_explained() {
                 path: "future.wasm".into(),
             },
         )
-        .expect_err("version 0.6 is not supported");
+        .expect_err("version 0.7 is not supported");
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     assert_eq!(
         err.message(),
-        "room future.wasm exports hall:rooms/merger@0.6.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4, 0.5"
+        "room future.wasm exports hall:rooms/merger@0.7.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4, 0.5, 0.6"
     );
 }
 
@@ -560,7 +561,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.component);
     assert_eq!(report.runnable, vec![World::Merger]);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.5.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.6.0");
     assert!(
         report.imports.iter().all(|i| i.starts_with("wasi:")),
         "{:?}",
@@ -572,7 +573,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.runnable.is_empty());
     assert!(!report.implements[0].supported);
     assert!(
-        report.problems[0].contains("merger@0.6.0"),
+        report.problems[0].contains("merger@0.7.0"),
         "{:?}",
         report.problems
     );
@@ -954,6 +955,71 @@ fn a_merger_room_built_against_the_frozen_0_4_line_still_judges() {
             .all(|d| d.check_onto.is_empty())
     );
     assert_eq!(World::of_export("merger", "0.5.0"), Some(World::Merger));
+}
+
+/// A merger room built against the frozen `hall:rooms@0.5.0` still judges,
+/// through the 0.5 bindings: every 0.5 fact reaches it and
+/// the merge checks it asks for on predicted tips come back.
+#[test]
+fn a_merger_room_built_against_the_frozen_0_5_line_still_judges() {
+    let report = rooms().check(FROZEN_0_5);
+    let exports: Vec<&str> = report
+        .implements
+        .iter()
+        .map(|i| i.export.as_str())
+        .collect();
+    assert_eq!(exports, ["hall:rooms/merger@0.5.0"], "{report:?}");
+    assert_eq!(report.runnable, [World::Merger], "{report:?}");
+    let room = rooms()
+        .load(
+            World::Merger,
+            FROZEN_0_5,
+            RoomSource::File {
+                path: "frozen-0-5.wasm".into(),
+            },
+        )
+        .expect("0.5 merger loads");
+    assert_eq!(room.info().version, "0.5.0");
+    let mut input = built_in_merger::queue(vec![
+        built_in_merger::pr(1, &["a.rs"]),
+        built_in_merger::pr(2, &["b.rs"]),
+    ]);
+    input.settings.train = 3;
+    input.bases[0].tip_checked = true;
+    input.bases[0].prs[1].merged_tree = Some("t2".into());
+    input.bases[0].prs[1].merge_checks = vec![MergeCheck {
+        state: CiState::Green,
+        onto: "tip".into(),
+        ahead: vec![PrHead {
+            number: 1,
+            head: "sha1".into(),
+        }],
+        head: "sha2".into(),
+        tree: Some("t2".into()),
+        skipped: None,
+    }];
+    let plan = room.judge_merges(&input).expect("call").expect("answer");
+    let got: Vec<(u32, &str, &[u32])> = plan.bases[0]
+        .decisions
+        .iter()
+        .map(|d| (d.number, d.reasons[0].as_str(), d.check_onto.as_slice()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                1,
+                "frozen_0_5 merge_checks=0 merged_tree=none tip_checked=true train=3",
+                &[][..]
+            ),
+            (
+                2,
+                "frozen_0_5 merge_checks=1 merged_tree=t2 tip_checked=true train=3",
+                &[1][..]
+            ),
+        ]
+    );
+    assert_eq!(World::of_export("merger", "0.6.0"), Some(World::Merger));
 }
 
 // ---------------------------------------------------------------- run_json
