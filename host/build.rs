@@ -137,6 +137,7 @@ const WATCHED: &[&str] = &[
     "checks",
     "verdict",
     "merger",
+    "plan",
     "condense-room",
     "condense/src",
     "condense/Cargo.toml",

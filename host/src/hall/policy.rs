@@ -57,8 +57,9 @@ pub fn repo_rooms(
             return Err(HallError::new(
                 Code::InvalidConfig,
                 format!(
-                    "{FILE_NAME} on {}: [rooms] has `{world}`, which is not a world (checks, verdict, merger, condense)",
-                    hall.config.base
+                    "{FILE_NAME} on {}: [rooms] has `{world}`, which is not a world ({})",
+                    hall.config.base,
+                    World::list()
                 ),
             )
             .hint("hall rooms list"));

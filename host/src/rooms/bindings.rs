@@ -10,7 +10,7 @@
 //! (`gates` in 0.1, `checks` from 0.2, with CI files, setup and left-out commands
 //! from 0.3) and the merger's input (given the merged-result facts from 0.4, the
 //! merge train from 0.5) and plan (merge checks on predicted tips from 0.5) are
-//! converted apart.
+//! converted apart. The plan world exists from 0.6 only.
 
 use super::types as plain;
 
@@ -34,16 +34,21 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.6`, the current line, the same shape as 0.5.
+/// `hall:rooms@0.6`, the current line: the others as in 0.5, plus the plan world.
 pub(crate) mod v0_6 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
     unchanged_worlds!("../wit");
+
+    pub(crate) mod plan {
+        wasmtime::component::bindgen!({ path: "../wit", world: "plan-room" });
+        pub(crate) use exports::hall::rooms::plan as api;
+    }
 }
 
-/// `hall:rooms@0.5`, frozen: merge checks on predicted tips.
+/// `hall:rooms@0.5`, frozen: every world but the plan world.
 pub(crate) mod v0_5 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit/frozen/0.5.0", world: "checks-room" });
@@ -121,7 +126,8 @@ failure_from!(
     v0_6::checks,
     v0_6::verdict,
     v0_6::merger,
-    v0_6::condense
+    v0_6::condense,
+    v0_6::plan
 );
 
 // ---------------------------------------------------------------- checks
@@ -682,4 +688,40 @@ mod merger_0_5 {
 
 mod merger_0_6 {
     merger_input_from_0_5!(v0_6);
+}
+
+// ---------------------------------------------------------------- plan
+
+mod plan_0_6 {
+    use super::{plain, v0_6::plan::api as w};
+
+    impl From<&plain::PlanInput> for w::PlanInput {
+        fn from(i: &plain::PlanInput) -> Self {
+            Self {
+                request: i.request.clone(),
+                split: i.split,
+                reason: i.reason.clone(),
+                parts: i
+                    .parts
+                    .iter()
+                    .map(|p| w::Part {
+                        title: p.title.clone(),
+                        paths: p.paths.clone(),
+                        acceptance: p.acceptance.clone(),
+                    })
+                    .collect(),
+                max_parts: i.max_parts,
+            }
+        }
+    }
+
+    impl From<w::PlanJudgement> for plain::PlanJudgement {
+        fn from(j: w::PlanJudgement) -> Self {
+            Self {
+                split: j.split,
+                reasons: j.reasons,
+                problems: j.problems,
+            }
+        }
+    }
 }

@@ -10,6 +10,7 @@ pub(crate) fn bytes(world: World) -> Option<&'static [u8]> {
         World::Verdict => Some(include_bytes!(env!("HALL_ROOM_VERDICT_WASM"))),
         World::Merger => Some(include_bytes!(env!("HALL_ROOM_MERGER_WASM"))),
         World::Condense => Some(include_bytes!(env!("HALL_ROOM_CONDENSE_WASM"))),
+        World::Plan => Some(include_bytes!(env!("HALL_ROOM_PLAN_WASM"))),
     }
 }
 
@@ -20,5 +21,6 @@ pub(crate) fn sha256(world: World) -> Option<&'static str> {
         World::Verdict => Some(env!("HALL_ROOM_VERDICT_SHA256")),
         World::Merger => Some(env!("HALL_ROOM_MERGER_SHA256")),
         World::Condense => Some(env!("HALL_ROOM_CONDENSE_SHA256")),
+        World::Plan => Some(env!("HALL_ROOM_PLAN_SHA256")),
     }
 }

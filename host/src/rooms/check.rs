@@ -106,11 +106,13 @@ pub(crate) fn room_exports(engine: &Engine, component: &Component) -> Vec<Implem
         .filter_map(|(name, _)| {
             let rest = name.strip_prefix(&prefix)?;
             let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
+            let world = World::of_export(interface, version);
             Some(Implemented {
-                world: World::of_export(interface, version),
+                world,
                 export: name.to_string(),
                 version: version.to_string(),
-                supported: supported(version),
+                // A world is supported only from the line that added it.
+                supported: world.map_or_else(|| supported(version), |w| w.runs_at(version)),
             })
         })
         .collect()
@@ -124,7 +126,7 @@ pub(crate) fn served_version(
     name: &str,
 ) -> Result<String, RoomError> {
     let found = room_exports(engine, component);
-    let supported_list = supported_text().join(", ");
+    let supported_list = supported_text_for(world).join(", ");
     let mine: Vec<&Implemented> = found.iter().filter(|i| i.world == Some(world)).collect();
     if let Some(ok) = mine.iter().find(|i| i.supported) {
         return Ok(ok.version.clone());
@@ -175,6 +177,14 @@ fn supported_text() -> Vec<String> {
         .collect()
 }
 
+/// The supported lines that have `world`, such as `0.6` alone for the plan world.
+fn supported_text_for(world: World) -> Vec<String> {
+    supported_text()
+        .into_iter()
+        .filter(|line| world.runs_at(&format!("{line}.0")))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::supported;
@@ -203,5 +213,16 @@ mod tests {
             );
         }
         assert!(super::Line::of(super::super::CURRENT_VERSION).is_some());
+    }
+
+    #[test]
+    fn the_plan_world_runs_from_0_6_only() {
+        use super::World;
+        assert!(World::Plan.runs_at("0.6.0"));
+        assert!(!World::Plan.runs_at("0.5.0"));
+        assert!(!World::Plan.runs_at("0.7.0"));
+        assert!(World::Merger.runs_at("0.1.0"));
+        assert_eq!(super::supported_text_for(World::Plan), ["0.6"]);
+        assert_eq!(super::supported_text_for(World::Merger).len(), 6);
     }
 }

@@ -1,9 +1,10 @@
 //! The rooms runtime: policy decisions made by WebAssembly components.
 //!
 //! Each room (check detection, verdict validation, the merger's judgement,
-//! condensing) is a component behind a world of the `hall:rooms` WIT package, so
-//! a repository or an extension can swap a rule without rebuilding `hall`. This
-//! module is everything `hall` needs to do that safely:
+//! condensing, the intake plan check) is a component behind a world of the
+//! `hall:rooms` WIT package, so a repository or an extension can swap a rule
+//! without rebuilding `hall`. This module is everything `hall` needs to do that
+//! safely:
 //!
 //! - [`Rooms`] owns the wasmtime engine (with its epoch ticker) and hall's cache
 //!   of compiled components;
@@ -11,9 +12,10 @@
 //!   this hall supports and with the right types, before any of it runs;
 //!   [`Rooms::builtin`] loads the rooms embedded in the binary;
 //! - [`Room`]'s typed calls ([`Room::detect_checks`], [`Room::validate_verdict`],
-//!   [`Room::judge_merges`], [`Room::condense`]) and [`Room::run_json`] run each
-//!   call in a fresh sandbox bounded in time, memory, output and answer size,
-//!   where time and randomness are constants (see `sandbox`);
+//!   [`Room::judge_merges`], [`Room::condense`], [`Room::judge_plan`]) and
+//!   [`Room::run_json`] run each call in a fresh sandbox bounded in time,
+//!   memory, output and answer size, where time and randomness are constants
+//!   (see `sandbox`);
 //! - [`Rooms::check`] reports what a `.wasm` file implements and whether it
 //!   runs.
 //!
@@ -444,6 +446,8 @@ enum Exports {
             v0_6::condense::CondenseRoomIndices,
         >,
     ),
+    /// The plan world has one line so far.
+    Plan(v0_6::plan::PlanRoomIndices),
 }
 
 impl TypedPre {
@@ -499,6 +503,11 @@ impl TypedPre {
                 v0_5::condense::CondenseRoomIndices,
                 v0_6::condense::CondenseRoomIndices
             ),
+            World::Plan if line >= World::Plan.since() => {
+                Exports::Plan(v0_6::plan::PlanRoomIndices::new(&pre)?)
+            }
+            // `served_version` never answers with a line that lacks the world.
+            World::Plan => wasmtime::bail!("the plan world starts at hall:rooms@0.6.0"),
         };
         Ok(Self { pre, exports })
     }
@@ -513,6 +522,7 @@ impl Exports {
             Self::Verdict(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Merger(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Condense(b) => on_line!(b, e => e.load(store, instance).map(drop)),
+            Self::Plan(e) => e.load(store, instance).map(drop),
         }
     }
 }
@@ -605,6 +615,17 @@ impl Room {
         on_line!(bound, e => invoke!(self, e, hall_rooms_condense.call_condense(&input.into())))
     }
 
+    /// Judges whether the intake model's split of a request may be used as parts.
+    pub fn judge_plan(
+        &self,
+        input: &types::PlanInput,
+    ) -> Result<Outcome<types::PlanJudgement>, RoomError> {
+        let Exports::Plan(exports) = &self.pre.exports else {
+            return Err(self.wrong_world(World::Plan));
+        };
+        invoke!(self, exports, hall_rooms_plan.call_judge(&input.into()))
+    }
+
     /// Evaluates the room on JSON input and returns JSON output: the author's
     /// test loop behind `hall rooms run`.
     ///
@@ -632,6 +653,9 @@ impl Room {
             }
             World::Condense => {
                 wrap(self.condense(&serde_json::from_value(input).map_err(parse_error)?)?)
+            }
+            World::Plan => {
+                wrap(self.judge_plan(&serde_json::from_value(input).map_err(parse_error)?)?)
             }
             World::Verdict => {
                 let text = match input {

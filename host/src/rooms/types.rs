@@ -5,7 +5,9 @@
 //! schemars derives so `hall rooms run` can read them as JSON and `hall schema`
 //! can describe them. Names and field names match the WIT ones on purpose: the
 //! built-in rules in `rooms/sdk/src/rules/` compile against these types as well,
-//! which is how the benchmark runs the same merger logic natively.
+//! which is how the benchmark runs the same merger logic natively. The one
+//! exception is the plan world's `part`, which is [`PlanPart`] here: outside its
+//! interface, a bare `Part` would not say of what.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -572,4 +574,48 @@ pub struct Condensed {
     pub filter: String,
     /// Sizes before and after.
     pub stats: CondenseStats,
+}
+
+// ---------------------------------------------------------------- plan
+
+/// One part of a split request, as the intake model proposes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanPart {
+    /// The title the part's item would get.
+    pub title: String,
+    /// The files the part may change: path globs relative to the repository root
+    /// (`*`, `?`, a whole-segment `**`; `dir/` is everything under `dir`).
+    pub paths: Vec<String>,
+    /// How a reviewer tells the part is done.
+    pub acceptance: String,
+}
+
+/// The intake model's answer for one request, for the plan room to judge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanInput {
+    /// The request as the person wrote it.
+    pub request: String,
+    /// Whether the model says to split it.
+    pub split: bool,
+    /// The model's reason, whichever way it answered.
+    #[serde(default)]
+    pub reason: String,
+    /// The parts it proposes, in its order.
+    #[serde(default)]
+    pub parts: Vec<PlanPart>,
+    /// `[intake] max_parts`: the most parts a split may have; below 2, none splits.
+    pub max_parts: u32,
+}
+
+/// The plan room's judgement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PlanJudgement {
+    /// True only when the request may be split into exactly the given parts.
+    pub split: bool,
+    /// Reason codes (snake_case), one per rule broken; empty when `split` is true.
+    pub reasons: Vec<String>,
+    /// One sentence per problem, naming the part or parts concerned.
+    pub problems: Vec<String>,
 }

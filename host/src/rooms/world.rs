@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::{PACKAGE, RoomError};
 
 /// A supported line of the WIT package: which binding module serves a room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Ordered oldest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Line {
     /// `0.1.x`, frozen in `wit/frozen/0.1.0/`; check detection is `gates` there.
     V0_1,
@@ -21,7 +22,7 @@ pub(crate) enum Line {
     V0_4,
     /// `0.5.x`, frozen in `wit/frozen/0.5.0/`.
     V0_5,
-    /// `0.6.x`, the current `wit/`.
+    /// `0.6.x`, the current `wit/`; the plan world starts here.
     V0_6,
 }
 
@@ -41,7 +42,7 @@ impl Line {
     }
 }
 
-/// The four kinds of decision a room can make.
+/// The five kinds of decision a room can make.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -57,15 +58,18 @@ pub enum World {
     Merger,
     /// Condensing command output.
     Condense,
+    /// Checking the intake model's split of a request (from `hall:rooms@0.6.0`).
+    Plan,
 }
 
 impl World {
     /// Every world, in a stable order.
-    pub const ALL: [World; 4] = [
+    pub const ALL: [World; 5] = [
         World::Checks,
         World::Verdict,
         World::Merger,
         World::Condense,
+        World::Plan,
     ];
 
     /// The short name used in config and on the command line (`merger`).
@@ -75,7 +79,13 @@ impl World {
             Self::Verdict => "verdict",
             Self::Merger => "merger",
             Self::Condense => "condense",
+            Self::Plan => "plan",
         }
+    }
+
+    /// Every world's name, for messages: `checks, verdict, merger, condense, plan`.
+    pub fn list() -> String {
+        Self::ALL.map(World::name).join(", ")
     }
 
     /// Every name `[rooms]` and the user's rooms directory accept for this world:
@@ -87,6 +97,7 @@ impl World {
             Self::Verdict => &["verdict"],
             Self::Merger => &["merger"],
             Self::Condense => &["condense"],
+            Self::Plan => &["plan"],
         }
     }
 
@@ -117,6 +128,20 @@ impl World {
         World::ALL.into_iter().find(|w| w.name() == interface)
     }
 
+    /// The first line of the package that has this world.
+    pub(crate) fn since(self) -> Line {
+        match self {
+            Self::Plan => Line::V0_6,
+            _ => Line::V0_1,
+        }
+    }
+
+    /// Whether a room of this world built against `version` can run here: the
+    /// line is supported and has the world.
+    pub(crate) fn runs_at(self, version: &str) -> bool {
+        Line::of(version).is_some_and(|line| line >= self.since())
+    }
+
     /// The WIT world's name (`merger-room`).
     pub fn wit_world(self) -> String {
         format!("{}-room", self.name())
@@ -127,7 +152,7 @@ impl World {
         match self {
             Self::Checks => "detect",
             Self::Verdict => "validate",
-            Self::Merger => "judge",
+            Self::Merger | Self::Plan => "judge",
             Self::Condense => "condense",
         }
     }
@@ -149,7 +174,8 @@ impl FromStr for World {
             .ok_or_else(|| RoomError::NotFound {
                 room: s.to_string(),
                 message: format!(
-                    "there is no room world named `{s}`; the worlds are checks, verdict, merger and condense"
+                    "there is no room world named `{s}`; the worlds are {}",
+                    World::list()
                 ),
             })
     }

@@ -36,6 +36,7 @@
 pub mod checks;
 pub mod condense;
 pub mod merger;
+pub mod plan;
 pub mod verdict;
 
 /// Exports a type implementing [`checks::ChecksRoom`] as this component's checks room.
@@ -80,6 +81,17 @@ macro_rules! export_condense {
         #[allow(unsafe_code)]
         const _: () = {
             $crate::condense::__export_condense_room!($room);
+        };
+    };
+}
+
+/// Exports a type implementing [`plan::PlanRoom`] as this component's plan room.
+#[macro_export]
+macro_rules! export_plan {
+    ($room:ident) => {
+        #[allow(unsafe_code)]
+        const _: () = {
+            $crate::plan::__export_plan_room!($room);
         };
     };
 }

@@ -11,6 +11,7 @@ use super::*;
 mod authoring_guide;
 mod built_in_checks;
 mod built_in_merger;
+mod built_in_plan;
 mod built_in_verdict;
 
 const LOOPING: &[u8] = include_bytes!(env!("HALL_FIXTURE_LOOPING_WASM"));
@@ -957,8 +958,8 @@ fn a_merger_room_built_against_the_frozen_0_4_line_still_judges() {
     assert_eq!(World::of_export("merger", "0.5.0"), Some(World::Merger));
 }
 
-/// A merger room built against the frozen `hall:rooms@0.5.0` still judges,
-/// through the 0.5 bindings: every 0.5 fact reaches it and
+/// A merger room built against the frozen `hall:rooms@0.5.0`, before the plan
+/// world, still judges through the 0.5 bindings: every 0.5 fact reaches it and
 /// the merge checks it asks for on predicted tips come back.
 #[test]
 fn a_merger_room_built_against_the_frozen_0_5_line_still_judges() {
@@ -1020,6 +1021,7 @@ fn a_merger_room_built_against_the_frozen_0_5_line_still_judges() {
         ]
     );
     assert_eq!(World::of_export("merger", "0.6.0"), Some(World::Merger));
+    assert_eq!(World::of_export("plan", "0.6.0"), Some(World::Plan));
 }
 
 // ---------------------------------------------------------------- run_json
