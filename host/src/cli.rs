@@ -46,6 +46,8 @@ pub enum Cmd {
     PullBack(PullBackArgs),
     /// Abandon the item; the branch and journal stay.
     Drop(DropArgs),
+    /// Merge a finished part into its parent's branch, and close it.
+    Merge(MergeArgs),
     /// Allow an escalated item one more round, or release a hold.
     Retry(RetryArgs),
     /// The agent says the work is done.
@@ -134,6 +136,12 @@ pub struct NewArgs {
     /// new branch from its base.
     #[arg(long, value_name = "PR", conflicts_with = "issue")]
     pub follow_up: Option<String>,
+    /// Make one item: the Front Desk does not try to split the request into parts.
+    #[arg(long)]
+    pub no_split: bool,
+    /// Add the new item as a part of this item (its branch is cut from the parent's).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["follow_up", "branch"])]
+    pub parent: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -219,6 +227,15 @@ pub struct PullBackArgs {
     pub id: Option<String>,
     #[arg(long)]
     pub reason: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The part (default: the item whose worktree this is).
+    pub part: Option<String>,
+    /// Leave the part's worktree on disk.
+    #[arg(long)]
+    pub keep_worktree: bool,
 }
 
 #[derive(Args, Debug)]

@@ -206,6 +206,8 @@ pub struct Intake {
     /// `auto` or `off`.
     pub split: String,
     pub max_parts: u32,
+    /// Seconds the intake run may take before `hall new` makes one item without it.
+    pub timeout: u64,
 }
 
 /// One role's caps (`[budget.review]`, `[budget.fix]`…).
@@ -352,6 +354,7 @@ impl Default for Intake {
         Intake {
             split: "auto".into(),
             max_parts: 4,
+            timeout: 60,
         }
     }
 }

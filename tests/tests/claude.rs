@@ -394,3 +394,70 @@ fn the_real_client_sends_back_a_verdict_the_schema_refuses() {
         "{failed}"
     );
 }
+
+/// The intake's command line as `hall new` builds it, run by the real client against
+/// the stub: the plan comes back as `structured_output`, the plan room accepts it, and
+/// the request becomes a parent with its parts.
+#[test]
+fn the_real_client_runs_the_intake_command_line_and_hall_splits_on_its_plan() {
+    let (sb, home) = world();
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        "base = \"main\"\n[budget]\nintake_model = \"claude-haiku-5-5\"\n[intake]\ntimeout = 120\n",
+    )
+    .expect("config");
+    sb.git(&sb.repo, &["commit", "-qam", "Plan with the stub's model"]);
+    let plan = serde_json::json!({"split": true, "reason": "The page and the endpoint touch separate trees.",
+    "parts": [
+        {"title": "Signup page", "paths": ["web/**"], "acceptance": "The page renders the form."},
+        {"title": "Signup endpoint", "paths": ["api/**"], "acceptance": "POST /signup answers 201."}
+    ]});
+    let stub = StubServer::start([Turn::tool_use("StructuredOutput", plan)]).expect("stub");
+    let claude_dir = require_claude()
+        .parent()
+        .expect("bin dir")
+        .display()
+        .to_string();
+    let path = format!("{claude_dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let home_s = home.display().to_string();
+    let base_url = stub.base_url();
+    let vars = [
+        ("HOME", home_s.as_str()),
+        ("PATH", path.as_str()),
+        ("ANTHROPIC_BASE_URL", base_url.as_str()),
+        ("ANTHROPIC_API_KEY", "dummy"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("DISABLE_TELEMETRY", "1"),
+        ("CLAUDE_CODE_MAX_RETRIES", "1"),
+        ("HTTPS_PROXY", "http://127.0.0.1:9"),
+        ("NO_PROXY", "127.0.0.1"),
+    ];
+    let run = sb.hall_env(&sb.repo, &["new", "A signup page and its endpoint"], &vars);
+    let v = run.ok();
+    assert_eq!(
+        v["intake"]["split"],
+        true,
+        "{v}\nstub errors: {:?}",
+        stub.errors()
+    );
+    assert_eq!(v["parts"].as_array().map(Vec::len), Some(2), "{v}");
+    let requests = stub.turn_requests();
+    let first = requests.first().expect("the intake called the model");
+    assert!(first.tool_names().contains(&"StructuredOutput"));
+    assert!(
+        !first.tool_names().contains(&"Write") && !first.tool_names().contains(&"Bash"),
+        "the intake is read-only: {:?}",
+        first.tool_names()
+    );
+    assert!(
+        first.mentions("# Intake"),
+        "the plugin's agent is the system prompt"
+    );
+    assert!(first.mentions("A signup page and its endpoint"));
+    let id = v["item"].as_str().expect("id");
+    let usage = sb
+        .hall(&sb.repo, &["usage", "--item", id, "--by", "role"])
+        .ok();
+    assert!(usage.to_string().contains("\"intake\""), "{usage}");
+}

@@ -261,6 +261,9 @@ pub struct RunOutcome {
     pub overloaded: bool,
     /// The plan's rate limit stopped the run (status 429): the loop waits, nobody failed.
     pub rate_limited: bool,
+    /// The program could not be found at all (no model is reachable from here).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_installed: bool,
 }
 
 /// The directory an item's runs stream into.
@@ -368,6 +371,7 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
         Ok(c) => c,
         Err(e) => {
             outcome.failure = Some(format!("could not start `{}`: {e}", spec.program));
+            outcome.not_installed = e.kind() == std::io::ErrorKind::NotFound;
             end(&mut stream, &outcome).map_err(files(&stream_path))?;
             let _ = std::fs::remove_file(&lock);
             return Ok(outcome);

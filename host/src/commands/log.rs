@@ -255,6 +255,23 @@ pub fn describe(kind: &EventKind) -> String {
             Some(i) => format!("follows up on {pr} ({i})"),
             None => format!("follows up on {pr}"),
         },
+        EventKind::Intake {
+            split,
+            reasons,
+            problems,
+            ..
+        } => match (split, problems.first()) {
+            (true, _) => "the intake split the request into parts".into(),
+            (false, Some(p)) => format!("one item: {p} ({})", reasons.join(", ")),
+            (false, None) => format!("one item ({})", reasons.join(", ")),
+        },
+        EventKind::PartOf { parent } => format!("a part of {parent}"),
+        EventKind::PartAdded { child, title, .. } => format!("part {child}: \"{title}\""),
+        EventKind::Merged { into, sha, commit } => format!(
+            "merged at {} into {into} (merge commit {})",
+            sha.short(),
+            commit.short()
+        ),
         EventKind::ReplyDrafted { comment, body } => {
             format!("a reply to review comment #{comment} drafted: {body}")
         }

@@ -23,6 +23,7 @@ pub use help::usage_error;
 pub use inbox::count as inbox_count;
 mod init;
 mod log;
+mod merge;
 mod new;
 mod propose_ready;
 mod pull_back;
@@ -161,6 +162,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Ready(a)) => ready::run(ctx, &a),
         Some(Cmd::PullBack(a)) => pull_back::run(ctx, &a),
         Some(Cmd::Drop(a)) => drop::run(ctx, &a),
+        Some(Cmd::Merge(a)) => merge::run(ctx, &a),
         Some(Cmd::Retry(a)) => retry::run(ctx, &a),
         Some(Cmd::ProposeReady(a)) => propose_ready::run(ctx, &a),
         Some(Cmd::Ask(a)) => ask::run(ctx, &a),

@@ -12,6 +12,7 @@ pub fn run(ctx: &Ctx, args: &ReadyArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     let item = hall.item(id)?;
+    parts_done(&hall, &item)?;
     let (sha, on_base) = freeze_point(&hall, &item)?;
     nothing_new(&hall, &item)?;
     let applied = hall.change(ctx, id).apply(Action::Ready {
@@ -30,6 +31,38 @@ pub fn run(ctx: &Ctx, args: &ReadyArgs) -> Result<Reply> {
     Ok(reply
         .render(&applied.after, "is frozen and queued for checks")
         .warn(warnings))
+}
+
+/// Refuses to freeze a parent while one of its parts is open (`CHILDREN_OPEN`): the
+/// principal engineer reviews the parent once, with every part merged in. (A part
+/// itself is refused by the state machine: it merges, it is never frozen.)
+fn parts_done(hall: &crate::hall::Hall, item: &Item) -> Result<()> {
+    let open: Vec<(String, State)> = item
+        .parts
+        .iter()
+        .filter_map(|p| hall.item(p.id).ok().map(|i| (p.id.to_string(), i.state)))
+        .filter(|(_, s)| !matches!(s, State::Closed | State::Dropped))
+        .collect();
+    if open.is_empty() {
+        return Ok(());
+    }
+    let id = item.id.map(|i| i.to_string()).unwrap_or_default();
+    let listed: Vec<String> = open
+        .iter()
+        .map(|(p, s)| format!("{p} ({})", s.as_str().replace('_', " ")))
+        .collect();
+    let mut e = HallError::new(
+        Code::ChildrenOpen,
+        format!(
+            "{id} has parts still open: {}. Merge each finished part (or drop it) first; the \
+             parent is reviewed once, whole",
+            listed.join(", ")
+        ),
+    );
+    for (p, _) in &open {
+        e = e.hint(format!("hall merge {p}"));
+    }
+    Err(e.hint(format!("hall status {id}")))
 }
 
 /// Refuses to freeze an item whose branch has no commit its base lacks: the loop would

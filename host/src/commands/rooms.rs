@@ -175,8 +175,14 @@ fn run_room(ctx: &Ctx, room: &str, input: &str) -> Result<Reply> {
         Err(_) => {
             let path = PathBuf::from(room);
             let bytes = std::fs::read(&path).map_err(|e| {
-                HallError::new(Code::RoomNotFound, format!("`{room}` is neither a world (checks, verdict, merger, condense) nor a readable file: {e}"))
-                    .hint("hall rooms list")
+                HallError::new(
+                    Code::RoomNotFound,
+                    format!(
+                        "`{room}` is neither a world ({}) nor a readable file: {e}",
+                        World::list()
+                    ),
+                )
+                .hint("hall rooms list")
             })?;
             rooms.load_detected(&bytes, RoomSource::File { path })?
         }

@@ -55,6 +55,8 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "verdict-file" => crate::office::verdict::schema(),
         "verify" => of::<verify::VerifyReply>(),
         "drop" => of::<drop::DropReply>(),
+        "merge" => of::<merge::MergeReply>(),
+        "plan-file" => crate::office::intake::schema(crate::config::Intake::default().max_parts),
         "run" => of::<run::RunReply>(),
         "setup" => of::<setup::SetupReply>(),
         "ask" => of::<ask::AskReply>(),
@@ -87,7 +89,9 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                 .into_iter()
                 .map(|c| c.name)
                 .collect();
-            names.extend(["error", "event", "config", "verdict-file"].map(String::from));
+            names.extend(
+                ["error", "event", "config", "verdict-file", "plan-file"].map(String::from),
+            );
             Err(HallError::usage(format!(
                 "no schema named `{}`; try one of: {}",
                 args.name,

@@ -35,7 +35,24 @@ pub struct ItemStatusReply {
     pub recent: Vec<RecentEvent>,
     /// What the item is doing right now.
     pub now: Now,
+    /// Its parts and where each stands (for an item split into parts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartStatus>,
     pub next: Vec<String>,
+}
+
+/// One part of an item, as `hall status <parent>` shows it.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct PartStatus {
+    pub item: ItemId,
+    pub title: String,
+    pub state: crate::item::State,
+    pub branch: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    /// The merge commit in the parent's branch, once `hall merge` merged it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged: Option<crate::item::Sha>,
 }
 
 /// The derived "now" block: the lease, whether the item waits for the assayer, and the
@@ -189,6 +206,54 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
     if let Some(o) = &now.offer {
         next.push(o.clone());
     }
+    let parts: Vec<PartStatus> = item
+        .parts
+        .iter()
+        .map(|p| {
+            let part = hall.item(p.id).ok();
+            PartStatus {
+                item: p.id,
+                title: p.title.clone(),
+                state: part
+                    .as_ref()
+                    .map_or(crate::item::State::Development, |i| i.state),
+                branch: part.as_ref().map(|i| i.branch.clone()).unwrap_or_default(),
+                worktree: part
+                    .as_ref()
+                    .filter(|i| !i.worktree_removed)
+                    .and_then(|i| i.worktree.clone()),
+                merged: part.and_then(|i| i.merged),
+            }
+        })
+        .collect();
+    let open: Vec<&PartStatus> = parts
+        .iter()
+        .filter(|p| {
+            !matches!(
+                p.state,
+                crate::item::State::Closed | crate::item::State::Dropped
+            )
+        })
+        .collect();
+    if !open.is_empty() {
+        // The parent is not ready while a part is open: merging them is what's next.
+        next.retain(|n| !n.starts_with("hall ready") && !n.starts_with("hall propose-ready"));
+        let merges: Vec<String> = open
+            .iter()
+            .map(|p| format!("hall merge {}", p.item))
+            .collect();
+        next.splice(0..0, merges);
+    }
+    if let Some(parent) = item.parent {
+        next.retain(|n| !n.starts_with("hall ready") && !n.starts_with("hall propose-ready"));
+        if matches!(
+            item.state,
+            crate::item::State::Development | crate::item::State::AwaitingYou
+        ) {
+            next.insert(0, format!("hall merge {id}"));
+        }
+        next.push(format!("hall status {parent}"));
+    }
     let mut text = format!(
         "{id} \"{}\"\n  state    {} ({})  since {}\n  branch   {} (base {})\n",
         item.title,
@@ -210,6 +275,21 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
     }
     if let Some(h) = &item.hold {
         text.push_str(&format!("  held     {}: {}\n", h.kind.as_str(), h.reason));
+    }
+    if let Some(parent) = item.parent {
+        text.push_str(&format!("  part of  {parent}\n"));
+    }
+    for p in &parts {
+        text.push_str(&format!(
+            "  part     {} {:<11} \"{}\"{}\n",
+            p.item,
+            p.state.as_str(),
+            p.title,
+            p.merged
+                .as_ref()
+                .map(|m| format!("  merged as {}", m.short()))
+                .unwrap_or_default()
+        ));
     }
     for q in &open_questions {
         text.push_str(&format!("  asks     {}: {}\n", q.qid, q.question));
@@ -249,6 +329,7 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
             open_questions,
             recent,
             now,
+            parts,
             next,
         },
         text,

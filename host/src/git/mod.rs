@@ -656,6 +656,33 @@ pub fn rebase(dir: &Path, onto: &str) -> Result<bool> {
     Ok(false)
 }
 
+/// Merges `branch` into the checkout's branch with a merge commit (`--no-ff`) saying
+/// `message`, and answers the new HEAD. A conflict is aborted, leaving both branches
+/// and the checkout as they were, and answers the conflicting paths.
+pub fn merge_no_ff(dir: &Path, branch: &str, message: &str) -> Result<Result<Sha, Vec<String>>> {
+    let out = output(
+        dir,
+        &["merge", "--no-ff", "--no-edit", "-m", message, branch],
+    )?;
+    if out.status.success() {
+        return head(dir).map(Ok);
+    }
+    let conflicted: Vec<String> = run(dir, &["diff", "--name-only", "--diff-filter=U"])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let _ = run(dir, &["merge", "--abort"]);
+    if conflicted.is_empty() {
+        // Not a conflict: git refused the merge for another reason.
+        return Err(GitError::Failed {
+            args: format!("merge --no-ff {branch}"),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(Err(conflicted))
+}
+
 /// Adds a worktree at `path` for the existing `branch`.
 pub fn worktree_add(root: &Path, path: &Path, branch: &str) -> Result<()> {
     let p = path.display().to_string();

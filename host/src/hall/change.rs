@@ -238,6 +238,22 @@ pub fn refused(id: ItemId, r: Refusal) -> HallError {
         )
         .hint(format!("git rebase {base}"))
         .hint(format!("hall ready {id}")),
+        Refusal::Part { parent } => HallError::new(
+            Code::WrongState,
+            format!(
+                "{id} is a part of {parent}: a part is not reviewed on its own. Merge it into \
+                 {parent} with `hall merge {id}`; once every part is merged, `hall ready {parent}` \
+                 has the whole change reviewed once"
+            ),
+        )
+        .hint(format!("hall merge {id}"))
+        .hint(format!("hall status {parent}")),
+        Refusal::NotAPart => HallError::new(
+            Code::WrongState,
+            format!("{id} is not a part of another item, so there is nothing to merge it into"),
+        )
+        .hint(format!("hall ready {id}"))
+        .hint(format!("hall status {id}")),
         Refusal::NothingToRetry { state } => {
             HallError::new(
                 Code::WrongState,

@@ -43,8 +43,16 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../plugin/agents/developer.md"),
     ),
     (
+        "agents/intake.md",
+        include_str!("../../../plugin/agents/intake.md"),
+    ),
+    (
         "schemas/verdict.json",
         include_str!("../../../plugin/schemas/verdict.json"),
+    ),
+    (
+        "schemas/plan.json",
+        include_str!("../../../plugin/schemas/plan.json"),
     ),
     ("README.md", include_str!("../../../plugin/README.md")),
 ];

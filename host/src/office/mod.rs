@@ -14,6 +14,7 @@ pub mod checks;
 pub mod delivery;
 pub mod develop;
 pub mod fix;
+pub mod intake;
 pub mod lease;
 pub mod merge_check;
 pub mod merger;
@@ -135,7 +136,8 @@ pub struct Step {
 /// The phase of an item's next step; `None` when the loop has nothing to do (a
 /// person's turn, a hold, a terminal state).
 pub fn work_for(item: &Item) -> Option<Phase> {
-    if item.hold.is_some() {
+    // A part is never the loop's: it merges into its parent, which is reviewed whole.
+    if item.hold.is_some() || item.parent.is_some() {
         return None;
     }
     match item.state {

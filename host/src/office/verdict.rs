@@ -147,11 +147,11 @@ static WHITESPACE: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// Text the room keeps after trimming: one character that isn't whitespace.
-static HAS_TEXT: LazyLock<String> = LazyLock::new(|| format!("[^{}]", *WHITESPACE));
+pub(crate) static HAS_TEXT: LazyLock<String> = LazyLock::new(|| format!("[^{}]", *WHITESPACE));
 
 /// A path the room refuses: after trimming and dropping leading `./`, one that starts
 /// with `/` or has a `..` part.
-static OUTSIDE_THE_REPOSITORY: LazyLock<String> = LazyLock::new(|| {
+pub(crate) static OUTSIDE_THE_REPOSITORY: LazyLock<String> = LazyLock::new(|| {
     let ws = format!("[{}]", *WHITESPACE);
     format!(r"^{ws}*(\./)*/|(^{ws}*|/)\.\.(/|{ws}*$)")
 });

@@ -75,8 +75,13 @@ fn main() {
             "new",
             "--title",
             "Cap retries",
+            "--no-split",
             "Stop retrying after three attempts.",
         ],
+    );
+    println!(
+        "\n(--no-split: one small change, so the Front Desk's intake run, which may split a \
+         request into parts built side by side, is skipped)"
     );
     let id = v["item"].as_str().unwrap_or("H-0001").to_string();
     let wt = sb.worktree(&id);

@@ -12,7 +12,8 @@
 //! ```
 //!
 //! Steps are taken in order per role (`review` for the principal engineer, `fix` for the
-//! fixer, `develop` for the Delivery office's dev runs, `resume` for `--resume`); the last one repeats. A step may also carry
+//! fixer, `develop` for the Delivery office's dev runs, `intake` for the Front Desk's plan
+//! (its `verdict` is the plan), `resume` for `--resume`); the last one repeats. A step may also carry
 //! `"error"` (an `is_error` result), `"sleep"` (seconds before answering) and `"usage"`.
 //!
 //! A scripted verdict is held to `--json-schema` as the real CLI holds a model's answer.
@@ -91,6 +92,7 @@ fn main() -> ExitCode {
             Some("hallmark:principal-engineer") => "review",
             Some("hallmark:fixer") => "fix",
             Some("hallmark:developer") => "develop",
+            Some("hallmark:intake") => "intake",
             Some(other) => {
                 eprintln!(
                     "fake claude: unknown agent `{other}` (the plugin's agents are namespaced hallmark:…)"

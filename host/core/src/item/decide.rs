@@ -3,6 +3,7 @@
 //! SHA and anything else from the outside world arrive as arguments.
 
 use super::event::{Dispute, EventKind, Finding, FollowKind, HoldKind, Seal};
+use super::id::ItemId;
 use super::sha::Sha;
 use super::state::{Item, State};
 
@@ -130,6 +131,13 @@ pub enum Action {
         /// What the person can run about it (empty: the usual `hall retry`).
         next: Vec<String>,
     },
+    /// `hall merge`: the part's branch at `sha` merged into its parent's branch `into`
+    /// as `commit`; the part is done.
+    Merge {
+        into: String,
+        sha: Sha,
+        commit: Sha,
+    },
 }
 
 impl Action {
@@ -159,6 +167,7 @@ impl Action {
             Action::Deliver { .. } => "deliver",
             Action::RemoveWorktree { .. } => "remove worktree",
             Action::Hold { .. } => "hold",
+            Action::Merge { .. } => "merge",
         }
     }
 }
@@ -174,6 +183,11 @@ pub enum Refusal {
     RebasePending { base: String },
     /// `retry` on an item that is neither escalated nor held.
     NothingToRetry { state: State },
+    /// A part of `parent` is never frozen or reviewed on its own: it merges into its
+    /// parent, which is reviewed once, whole.
+    Part { parent: ItemId },
+    /// `hall merge` of an item that is no part of anything.
+    NotAPart,
 }
 
 /// The events that record `action`, or why it can't happen. An empty list means the
@@ -196,7 +210,20 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             })
         }
     };
+    if let (Some(parent), Action::Ready { .. }) = (item.parent, action) {
+        return Err(Refusal::Part { parent });
+    }
     match action {
+        Action::Merge { into, sha, commit } => match (item.parent, state) {
+            (None, _) => Err(Refusal::NotAPart),
+            (Some(_), Development | AwaitingYou) => Ok(vec![EventKind::Merged {
+                into: into.clone(),
+                sha: sha.clone(),
+                commit: commit.clone(),
+            }]),
+            (Some(_), Closed) if item.merged.as_ref() == Some(commit) => Ok(Vec::new()),
+            (Some(_), _) => Err(wrong()),
+        },
         Action::ProposeReady {
             sha,
             summary,
@@ -215,7 +242,11 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                     how: how.clone(),
                     ask: *ask,
                 };
-                let to_confirm = *ask || !*auto_ready || item.open_questions().next().is_some();
+                // A part is never frozen on its own: it waits for `hall merge`.
+                let to_confirm = *ask
+                    || !*auto_ready
+                    || item.parent.is_some()
+                    || item.open_questions().next().is_some();
                 if to_confirm {
                     Ok(vec![proposed])
                 } else {

@@ -313,6 +313,32 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         earlier: Option<ItemId>,
     },
+    /// What the Front Desk's intake made of the request: parts (`split`), or one item
+    /// and why (`reasons`, the plan room's codes, and `problems`, its sentences or the
+    /// run's own failure). Written with `created` on the item it made.
+    Intake {
+        split: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasons: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        problems: Vec<String>,
+        /// The intake run's stream, under the item's `runs/`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run: Option<String>,
+    },
+    /// This item is a part of item `parent` (a child of a split request, or added by
+    /// `hall new --parent`); written with `created`.
+    PartOf { parent: ItemId },
+    /// A part was added to this item: child `child`, to do `title` in `paths`.
+    PartAdded {
+        child: ItemId,
+        title: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        paths: Vec<String>,
+    },
+    /// `hall merge`: the part's branch at `sha` merged into its parent's branch `into`
+    /// as merge commit `commit`. The part is closed.
+    Merged { into: String, sha: Sha, commit: Sha },
     /// The PR now targets another base (GitHub retargets a PR stacked on a branch that
     /// merged, ADR 0029): the item's change is measured against `to` from here on.
     Restacked { from: String, to: String },
@@ -441,6 +467,10 @@ impl EventKind {
         "rebase_requested",
         "restacked",
         "follow_up_of",
+        "intake",
+        "part_of",
+        "part_added",
+        "merged",
         "delivered",
         "worktree_removed",
         "merging",
@@ -490,6 +520,10 @@ impl EventKind {
             EventKind::RebaseRequested { .. } => "rebase_requested",
             EventKind::Restacked { .. } => "restacked",
             EventKind::FollowUpOf { .. } => "follow_up_of",
+            EventKind::Intake { .. } => "intake",
+            EventKind::PartOf { .. } => "part_of",
+            EventKind::PartAdded { .. } => "part_added",
+            EventKind::Merged { .. } => "merged",
             EventKind::Delivered { .. } => "delivered",
             EventKind::WorktreeRemoved { .. } => "worktree_removed",
             EventKind::Merging { .. } => "merging",

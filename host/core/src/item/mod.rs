@@ -18,4 +18,4 @@ pub use event::{Event, EventKind, FollowKind, HoldKind, Source};
 pub use finding::{Dispute, Finding, Lens, Severity};
 pub use id::{ItemId, QuestionId};
 pub use sha::Sha;
-pub use state::{Follow, Item, Reply, State, fold};
+pub use state::{Follow, Item, Part, Reply, State, fold};

@@ -166,6 +166,15 @@ pub struct Follow {
     pub brief: String,
 }
 
+/// One part of a split item (a child item), as its parent's journal lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Part {
+    pub id: ItemId,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+}
+
 /// Everything the fold knows about one item.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Item {
@@ -216,6 +225,15 @@ pub struct Item {
     /// `ci_failed` hold for a person, not another run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ci_fixes: u32,
+    /// The item this one is a part of (a child of a split request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ItemId>,
+    /// This item's parts, in the order they were added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
+    /// `hall merge` merged this part into its parent's branch: the merge commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Sha>,
     /// The PR whose feedback this item follows up on (`hall new --follow-up`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_up: Option<String>,
@@ -396,6 +414,24 @@ impl Item {
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
             EventKind::Restacked { to, .. } => self.base = to.clone(),
             EventKind::FollowUpOf { pr, .. } => self.follow_up = Some(pr.clone()),
+            EventKind::PartOf { parent } => self.parent = Some(*parent),
+            EventKind::PartAdded {
+                child,
+                title,
+                paths,
+            } => {
+                if !self.parts.iter().any(|p| p.id == *child) {
+                    self.parts.push(Part {
+                        id: *child,
+                        title: title.clone(),
+                        paths: paths.clone(),
+                    });
+                }
+            }
+            EventKind::Merged { commit, .. } => {
+                self.merged = Some(commit.clone());
+                self.state = State::Closed;
+            }
             EventKind::ReplyDrafted { comment, body } => {
                 self.replies.retain(|r| r.comment != *comment || r.posted);
                 self.replies.push(Reply {
@@ -491,6 +527,7 @@ impl Item {
             | EventKind::TornLine { .. }
             | EventKind::Merging { .. }
             | EventKind::PrMerged { .. }
+            | EventKind::Intake { .. }
             | EventKind::Other => {}
         }
     }
