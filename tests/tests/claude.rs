@@ -81,29 +81,37 @@ fn run_loop_with_real_client(
         sb.bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let home_s = home.display().to_string();
-    let base_url = stub.base_url();
-    let vars = [
-        ("HOME", home_s.as_str()),
-        ("PATH", path.as_str()),
-        ("ANTHROPIC_BASE_URL", base_url.as_str()),
-        ("ANTHROPIC_API_KEY", "dummy"),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ("DISABLE_AUTOUPDATER", "1"),
-        ("DISABLE_TELEMETRY", "1"),
-        ("CLAUDE_CODE_MAX_RETRIES", "1"),
-        // HTTPS goes nowhere; plain HTTP goes to the GitHub simulator (the sandbox sets
-        // HTTP_PROXY), so nothing the client tries leaves the machine. `localhost` is not
-        // exempted: gh's `api.github.localhost` would match it and skip the proxy.
-        ("HTTPS_PROXY", "http://127.0.0.1:9"),
-        ("NO_PROXY", "127.0.0.1"),
-        ("HALL_RUN_TIMEOUT", "120s"),
-    ];
+    let mut vars = client_vars(home, stub, &path);
+    vars.push(("HALL_RUN_TIMEOUT".into(), "120s".into()));
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     sb.hall_env(
         &sb.repo,
         &["daemon", "run", "--until-idle", "--tick", "0.05"],
         &vars,
     )
+}
+
+/// The environment a headless run of the real client gets here: the throwaway HOME,
+/// `path`, the stub as the Messages API, and nothing that leaves the machine.
+fn client_vars(home: &Path, stub: &StubServer, path: &str) -> Vec<(String, String)> {
+    [
+        ("HOME", home.display().to_string()),
+        ("PATH", path.to_string()),
+        ("ANTHROPIC_BASE_URL", stub.base_url()),
+        ("ANTHROPIC_API_KEY", "dummy".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("CLAUDE_CODE_MAX_RETRIES", "1".into()),
+        // HTTPS goes nowhere; plain HTTP goes to the GitHub simulator (the sandbox sets
+        // HTTP_PROXY), so nothing the client tries leaves the machine. `localhost` is not
+        // exempted: gh's `api.github.localhost` would match it and skip the proxy.
+        ("HTTPS_PROXY", "http://127.0.0.1:9".into()),
+        ("NO_PROXY", "127.0.0.1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 /// The tool_result the model got back for the `n`th scripted turn's tool call.
@@ -419,20 +427,8 @@ fn the_real_client_runs_the_intake_command_line_and_hall_splits_on_its_plan() {
         .display()
         .to_string();
     let path = format!("{claude_dir}:{}", std::env::var("PATH").unwrap_or_default());
-    let home_s = home.display().to_string();
-    let base_url = stub.base_url();
-    let vars = [
-        ("HOME", home_s.as_str()),
-        ("PATH", path.as_str()),
-        ("ANTHROPIC_BASE_URL", base_url.as_str()),
-        ("ANTHROPIC_API_KEY", "dummy"),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ("DISABLE_AUTOUPDATER", "1"),
-        ("DISABLE_TELEMETRY", "1"),
-        ("CLAUDE_CODE_MAX_RETRIES", "1"),
-        ("HTTPS_PROXY", "http://127.0.0.1:9"),
-        ("NO_PROXY", "127.0.0.1"),
-    ];
+    let vars = client_vars(&home, &stub, &path);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let run = sb.hall_env(&sb.repo, &["new", "A signup page and its endpoint"], &vars);
     let v = run.ok();
     assert_eq!(
