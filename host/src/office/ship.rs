@@ -103,6 +103,10 @@ fn review_text(id: ItemId, item: &Item, events: &[crate::item::Event]) -> (Strin
         "{}\n\n",
         item.summary.clone().unwrap_or_else(|| item.title.clone())
     );
+    // An item started from an issue closes it when the PR merges.
+    if let Some(n) = item.issue {
+        body.push_str(&format!("Closes #{n}\n\n"));
+    }
     let mut review = format!("## Hallmark review of {id}\n\n");
     for e in events {
         if let EventKind::Verdict {

@@ -440,3 +440,20 @@ fn a_branch_that_moved_after_its_hallmark_goes_back_to_development() {
     assert_eq!(w.on_origin(&branch_ref()), None);
     assert!(w.gh_calls().is_empty());
 }
+
+#[test]
+fn the_pr_body_closes_the_issue_an_item_started_from() {
+    let from_issue = crate::item::Item {
+        title: "Fix the SSO login".into(),
+        issue: Some(212),
+        ..crate::item::Item::default()
+    };
+    let (body, _) = super::review_text(crate::item::ItemId(7), &from_issue, &[]);
+    assert!(body.contains("Closes #212\n"), "{body}");
+    let plain = crate::item::Item {
+        issue: None,
+        ..from_issue
+    };
+    let (body, _) = super::review_text(crate::item::ItemId(7), &plain, &[]);
+    assert!(!body.contains("Closes"), "{body}");
+}
