@@ -106,28 +106,18 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
         issue: args.issue,
     };
     let (id, item) = create(ctx, &hall, &fresh, Vec::new())?;
+    // The intake runs for a request, unless told not to; a skipped one is only said.
     let intake = match (not_split(&hall, args), &request) {
-        (Some((code, why)), _) => Intake {
-            reasons: vec![code.into()],
-            problems: vec![why],
-            ..Intake::default()
-        },
-        (None, None) => Intake {
-            reasons: vec!["no_request".into()],
-            problems: vec!["there is only a title to plan from".into()],
-            ..Intake::default()
-        },
-        (None, Some(r)) => crate::office::intake::run(&hall, ctx, id, r),
+        (Some((code, why)), _) => Intake::one(code, why),
+        (None, None) => Intake::default(),
+        (None, Some(r)) => {
+            let intake = crate::office::intake::run(&hall, ctx, id, r);
+            let mut records = intake.records.clone();
+            records.push(ctx.event(Some(id), intake.event()));
+            hall.journal.append_item(id, &records)?;
+            intake
+        }
     };
-    // Recorded when the intake ran (a run, a judgement); a skipped one is only said.
-    if intake.run.is_some()
-        || !intake.records.is_empty()
-        || intake.reasons.iter().any(|r| r == "no_model")
-    {
-        let mut records = intake.records.clone();
-        records.push(ctx.event(Some(id), intake.event()));
-        hall.journal.append_item(id, &records)?;
-    }
     let mut parts = Vec::new();
     for part in &intake.parts {
         parts.push(make_part(
@@ -138,11 +128,6 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
             request.as_deref(),
         )?);
     }
-    let item = if parts.is_empty() {
-        item
-    } else {
-        hall.item(id)?
-    };
     let mut reply = finish_reply(&hall, args, (id, item), request.as_deref())?;
     // A title alone has nothing to plan from: the reply says nothing of the intake.
     if request.is_some() {

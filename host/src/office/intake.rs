@@ -107,7 +107,8 @@ impl Intake {
         self.parts.len() >= 2
     }
 
-    fn one(reason: &str, problem: String) -> Self {
+    /// One item, for `reason` (a code) and `problem` (its sentence).
+    pub fn one(reason: &str, problem: String) -> Self {
         Intake {
             reasons: vec![reason.to_string()],
             problems: vec![problem],
