@@ -58,6 +58,10 @@ pub enum Cmd {
     Answer(AnswerArgs),
     /// Tokens and list-price cost of recorded model runs.
     Usage(UsageArgs),
+    /// Closed and dropped items, newest first, and why things were rejected.
+    History(HistoryArgs),
+    /// An item's whole record as Markdown: rounds, checks, verdicts, fixes, runs.
+    Export(ExportArgs),
     /// Rebuild the SQLite index from the journal files.
     Reindex,
     /// Run a command, keep its full output, and print the condensed view an agent should read.
@@ -131,9 +135,9 @@ pub struct NewArgs {
     #[arg(long)]
     pub branch: Option<String>,
     /// Start from a pull request's feedback (a number or URL; needs gh): its failing
-    /// checks, requests for changes and unanswered review comments. An open PR is taken
-    /// over (the item works on its branch and updates it); a merged or closed one gets a
-    /// new branch from its base.
+    /// checks, requests for changes and the review threads nobody has resolved. An open
+    /// PR is taken over (the item works on its branch and updates it); a merged or
+    /// closed one gets a new branch from its base.
     #[arg(long, value_name = "PR", conflicts_with = "issue")]
     pub follow_up: Option<String>,
     /// Make one item: the Front Desk does not try to split the request into parts.
@@ -450,6 +454,31 @@ pub struct BudgetArgs {
     /// Let the loop go past today's daily cap by this many tokens (default: another `daily`).
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     pub grant: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Only items a review rejected, with each finding and how it ended.
+    #[arg(long)]
+    pub rejected: bool,
+    /// Only findings of this lens (implies the findings: `security`, `data`…).
+    #[arg(long)]
+    pub lens: Option<String>,
+    /// Only items that ended since this date (2026-11-01) or this long ago (7d).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// At most this many items.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The item (default: the one this worktree belongs to).
+    pub id: Option<String>,
+    /// Write the Markdown to this file instead of printing it in the reply.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -420,6 +420,18 @@ impl Sandbox {
     }
 
     /// Runs git and returns its trimmed stdout, panicking on failure.
+    /// Git in `dir` with the sandbox's environment, whatever its exit: whether it
+    /// succeeded, and its stdout.
+    pub fn git_may_fail(&self, dir: &Path, args: &[&str]) -> (bool, String) {
+        let mut cmd = Command::new("git");
+        self.env(&mut cmd);
+        let out = cmd.args(args).current_dir(dir).output().expect("git runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
         let mut cmd = Command::new("git");
         self.env(&mut cmd);

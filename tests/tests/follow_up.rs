@@ -144,6 +144,48 @@ fn a_follow_up_of_a_merged_pr_is_a_new_branch_from_its_base_with_the_comments_in
     );
 }
 
+/// A follow-up's request carries the review threads nobody has resolved, replies and
+/// all, and leaves out a resolved one: GitHub's `isResolved`, read with GraphQL.
+#[test]
+fn a_follow_up_carries_the_unresolved_threads_and_leaves_out_a_resolved_one() {
+    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+    l.daemon();
+    let github = l.sb.github();
+    github.merge(1);
+    watch(&l);
+    let settled = github.line_comment(1, "grace", "lib.txt", 1, "Name the constant");
+    github.reply_to_line(1, settled, "hallmark-bot", "Named in 4f2a");
+    github.resolve_thread(1, settled);
+    let talked = github.line_comment(1, "grace", "lib.txt", 1, "Why 3 and not 5?");
+    github.reply_to_line(1, talked, "ada", "Let me measure it");
+    let silent = github.line_comment(1, "linus", "lib.txt", 1, "Log the cap once");
+    let v = l.sb.hall(&l.sb.repo, &["new", "--follow-up", "1"]).ok();
+    let id = v["item"].as_str().unwrap().to_string();
+    let created = &l.events_of(&id, "created")[0];
+    let request = created["request"].as_str().unwrap();
+    assert!(request.contains("nobody has resolved"), "{request}");
+    assert!(!request.contains("Name the constant"), "{request}");
+    assert!(!request.contains(&format!("#{settled}")), "{request}");
+    // Answered but not resolved is still open: the thread comes with its reply.
+    assert!(
+        request.contains(&format!("#{talked}"))
+            && request.contains("Why 3 and not 5?")
+            && request.contains("ada: Let me measure it"),
+        "{request}"
+    );
+    assert!(
+        request.contains(&format!("#{silent}")) && request.contains("Log the cap once"),
+        "{request}"
+    );
+    let asked: Vec<_> = github
+        .requests()
+        .into_iter()
+        .filter(|r| r.operation == "HallReviewThreads")
+        .map(|r| r.variables["number"].clone())
+        .collect();
+    assert_eq!(asked, [json!(1)], "one GraphQL call for the threads");
+}
+
 #[test]
 fn a_follow_up_of_a_pr_that_does_not_exist_is_a_clear_error_and_makes_nothing() {
     let l = Loop::ready(CONFIG, json!({"review": [approve()]}));

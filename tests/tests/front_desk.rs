@@ -356,6 +356,25 @@ fn a_merge_conflict_changes_neither_branch_and_leaves_the_parent_clean() {
     let s = d.status(b["item"].as_str().unwrap());
     assert_eq!(s["item"]["state"], "development", "{s}");
     assert!(b_wt.is_dir());
+    // Resolved by hand as the reply says; the next `hall merge` records it.
+    let (merged, _) =
+        d.sb.git_may_fail(&parent_wt, &["merge", "--no-ff", "-q", b_branch]);
+    assert!(!merged, "the same conflict by hand");
+    std::fs::write(parent_wt.join("shared.txt"), "from a and b\n").unwrap();
+    d.sb.git(&parent_wt, &["add", "shared.txt"]);
+    d.sb.git(&parent_wt, &["commit", "-q", "--no-edit"]);
+    let by_hand = d.sb.git(&parent_wt, &["rev-parse", "HEAD"]);
+    let b_id = b["item"].as_str().unwrap();
+    let m = d.sb.hall(&d.sb.repo, &["merge", b_id]).ok();
+    assert_eq!(m["commit"], by_hand.trim(), "{m}");
+    assert_eq!(m["state"], "closed", "{m}");
+    // The parent moves on; asking again gives the same answer and writes nothing.
+    d.sb.commit(&parent_wt, "after.txt", "more\n", "More on the parent");
+    let events = d.kinds(b_id).len();
+    let again = d.sb.hall(&d.sb.repo, &["merge", b_id]).ok();
+    assert_eq!(again["commit"], by_hand.trim(), "{again}");
+    assert_eq!(again["changed"], false, "{again}");
+    assert_eq!(d.kinds(b_id).len(), events);
 }
 
 #[test]
@@ -389,4 +408,65 @@ fn a_part_added_by_hand_and_a_part_s_session_cannot_edit_a_sibling() {
     assert!(!own.contains("\"deny\""), "{own}");
     let sibling = edit(&b_wt.join("api/handler.ts"));
     assert!(sibling.contains("\"deny\""), "{sibling}");
+}
+
+/// `hall new --issue N` reads the issue's title, body and labels with the real gh,
+/// links it in the journal, and the PR the loop opens for the item closes it.
+#[test]
+fn an_issue_item_is_linked_with_its_labels_and_its_pr_closes_the_issue() {
+    let d = Desk::new(
+        CONFIG,
+        json!({
+            "intake": [{"verdict": {"split": false, "reason": "One change in one place."}}],
+            "review": [approve()]
+        }),
+    );
+    let github = d.sb.github();
+    let n = github.add_issue("Export is slow", "It takes 40 s on a big table.");
+    github.label_issue(n, &["bug", "perf"]);
+    let v = d.new_item(&["--issue", &n.to_string()]);
+    let id = v["item"].as_str().unwrap().to_string();
+    assert_eq!(v["issue"], n, "{v}");
+    assert_eq!(v["intake"]["split"], false, "{v}");
+    let log = d.sb.hall(&d.sb.repo, &["log", &id, "--limit", "100"]).ok();
+    let events = log["events"].as_array().unwrap();
+    let request = events[0]["request"].as_str().unwrap();
+    assert!(request.contains("It takes 40 s"), "{request}");
+    assert!(request.contains("Labels: bug, perf"), "{request}");
+    let link = events
+        .iter()
+        .find(|e| e["event"] == "issue_of")
+        .unwrap_or_else(|| panic!("no issue_of in {log}"));
+    assert_eq!(link["number"], n, "{link}");
+    assert_eq!(link["labels"], json!(["bug", "perf"]), "{link}");
+    assert!(
+        link["url"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/issues/{n}")),
+        "{link}"
+    );
+    // Work, review, ship: the PR's body closes the issue.
+    let wt = d.sb.worktree(&id);
+    d.sb.commit(&wt, "export.txt", "streamed\n", "Stream the export");
+    d.hall(&wt, &["ready"]).ok();
+    let run = d.sb.run_loop(&d.script, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let s = d.status(&id);
+    assert_eq!(s["item"]["state"], "closed", "{s}");
+    let prs = github.prs();
+    assert_eq!(prs.len(), 1, "{prs:?}");
+    assert!(
+        prs[0].body.contains(&format!("Closes #{n}\n")),
+        "{}",
+        prs[0].body
+    );
+    // The issue itself is GitHub's to close when the PR merges: nothing touched it.
+    let touched: Vec<_> = github
+        .requests()
+        .into_iter()
+        .filter(|r| r.operation.contains("Issue") && r.operation != "IssueByNumber")
+        .map(|r| r.operation)
+        .collect();
+    assert!(touched.is_empty(), "{touched:?}");
 }

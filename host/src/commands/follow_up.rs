@@ -31,7 +31,15 @@ pub fn run(ctx: &Ctx, args: &NewArgs, pr: &str) -> Result<Reply> {
         Ok(c) => (c, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
-    let mut brief = brief(&pr, &comments);
+    // Whether a thread is resolved only GraphQL knows; without it, a thread nobody
+    // answered stands for one nobody resolved.
+    let threads = gh::review_threads(root, pr.number);
+    let mut brief = brief(&pr, &comments, threads.as_deref().ok());
+    if let (Err(e), None) = (&threads, &unread) {
+        brief.push_str(&format!(
+            "\n(Whether its review threads are resolved could not be read: {e}. Comments nobody answered are listed instead.)\n"
+        ));
+    }
     if let Some(e) = &unread {
         brief.push_str(&format!(
             "\n(The PR's review comments could not be read: {e}. Read them with `gh pr view {} --comments`.)\n",
@@ -69,7 +77,11 @@ pub fn run(ctx: &Ctx, args: &NewArgs, pr: &str) -> Result<Reply> {
 }
 
 /// The feedback on `pr`, as the item's request reads it.
-fn brief(pr: &gh::PullRequest, comments: &[gh::ReviewComment]) -> String {
+fn brief(
+    pr: &gh::PullRequest,
+    comments: &[gh::ReviewComment],
+    threads: Option<&[gh::ReviewThread]>,
+) -> String {
     let state = match pr.state.as_str() {
         "MERGED" => "merged",
         "CLOSED" => "closed without merging",
@@ -107,32 +119,60 @@ fn brief(pr: &gh::PullRequest, comments: &[gh::ReviewComment]) -> String {
         b.push_str(&asked.join("\n"));
         b.push('\n');
     }
-    let answered: Vec<u64> = comments.iter().filter_map(|c| c.in_reply_to_id).collect();
-    let open: Vec<String> = comments
+    let open = open_threads(comments, threads);
+    if !open.is_empty() {
+        let what = if threads.is_some() {
+            "Review threads nobody has resolved"
+        } else {
+            "Review comments nobody has answered"
+        };
+        b.push_str(&format!(
+            "\n{what} (answer each with `hall reply <id> --body \"…\"` once your change addresses it):\n"
+        ));
+        b.push_str(&open.join("\n"));
+        b.push('\n');
+    }
+    if asked.is_empty() && open.is_empty() && !matches!(pr.ci(), gh::Ci::Red { .. }) {
+        b.push_str(
+            "\nNo failing check or open review is on it now; say what to do in the request.\n",
+        );
+    }
+    b
+}
+
+/// The review threads still open, one entry each: its first comment, then its
+/// replies indented. With `threads`, open means not resolved; without, not answered.
+fn open_threads(
+    comments: &[gh::ReviewComment],
+    threads: Option<&[gh::ReviewThread]>,
+) -> Vec<String> {
+    let resolved = |id: u64| {
+        threads.is_some_and(|ts| ts.iter().any(|t| t.resolved && t.comments.contains(&id)))
+    };
+    let replies = |id: u64| {
+        comments
+            .iter()
+            .filter(move |c| c.in_reply_to_id == Some(id))
+    };
+    comments
         .iter()
-        .filter(|c| c.in_reply_to_id.is_none() && !answered.contains(&c.id))
+        .filter(|c| c.in_reply_to_id.is_none() && !resolved(c.id))
+        .filter(|c| threads.is_some() || replies(c.id).next().is_none())
         .map(|c| {
             let at = c.line.map(|l| format!(":{l}")).unwrap_or_default();
-            format!(
+            let mut entry = format!(
                 "- #{} {}{at} {}: {}",
                 c.id,
                 c.path,
                 c.user.login,
                 c.body.trim()
-            )
+            );
+            for r in replies(c.id) {
+                entry.push_str(&format!("\n  - {}: {}", r.user.login, r.body.trim()));
+            }
+            entry
         })
-        .collect();
-    if !open.is_empty() {
-        b.push_str(
-            "\nReview comments nobody has answered (answer each with `hall reply <id> --body \"…\"` once your change addresses it):\n",
-        );
-        b.push_str(&open.join("\n"));
-        b.push('\n');
-    }
-    if asked.is_empty() && open.is_empty() && !matches!(pr.ci(), gh::Ci::Red { .. }) {
-        b.push_str("\nNo failing check or unanswered review is on it now; say what to do in the request.\n");
-    }
-    b
+        .collect()
 }
 
 fn clip_title(t: &str) -> String {

@@ -255,6 +255,12 @@ pub fn describe(kind: &EventKind) -> String {
             Some(i) => format!("follows up on {pr} ({i})"),
             None => format!("follows up on {pr}"),
         },
+        EventKind::IssueOf { number, labels, .. } if labels.is_empty() => {
+            format!("from issue #{number}")
+        }
+        EventKind::IssueOf { number, labels, .. } => {
+            format!("from issue #{number} ({})", labels.join(", "))
+        }
         EventKind::Intake {
             split,
             reasons,

@@ -9,7 +9,9 @@ use super::{Ctx, ItemReply, Reply};
 use crate::cli::MergeArgs;
 use crate::error::{Code, HallError, Result};
 use crate::git;
-use crate::item::{Action, State};
+use std::path::Path;
+
+use crate::item::{Action, Item, ItemId, Sha, State};
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct MergeReply {
@@ -52,7 +54,7 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> Result<Reply> {
     }
     let part_wt = hall.worktree_of(&item);
     let parent_wt = hall.worktree_of(&parent_item);
-    if parent_wt == hall.repo.main_root || !parent_wt.is_dir() {
+    if item.merged.is_none() && (parent_wt == hall.repo.main_root || !parent_wt.is_dir()) {
         return Err(HallError::new(
             Code::WrongState,
             format!(
@@ -62,43 +64,17 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> Result<Reply> {
         )
         .hint(format!("hall status {parent}")));
     }
-    for (who, wt) in [(id, &part_wt), (parent, &parent_wt)] {
-        if !wt.is_dir() || *wt == hall.repo.main_root {
-            continue;
-        }
-        let dirty = git::dirty_paths(wt)?;
-        if !dirty.is_empty() {
-            return Err(HallError::new(
-                Code::DirtyWorktree,
-                format!(
-                    "{who}'s worktree {} has changes not committed ({}): commit them, or put them away, before the merge",
-                    wt.display(),
-                    dirty.join(", ")
-                ),
-            )
-            .hint(format!("git -C {} status", wt.display()))
-            .hint(format!("hall merge {id}")));
-        }
-    }
-    let sha = git::rev_parse(&parent_wt, &item.branch)?;
-    let message = format!(
-        "Merge part {id} \"{}\" into {parent}\n\nHallmark-Part: {id}",
-        item.title
-    );
-    let commit = if git::is_ancestor(&parent_wt, sha.as_str(), "HEAD") {
-        // Merged already (by hand, after a conflict): the parent's HEAD holds it.
-        git::head(&parent_wt)?
-    } else {
-        match git::merge_no_ff(&parent_wt, &item.branch, &message)? {
-            Ok(commit) => commit,
-            Err(files) => return Err(conflict((id, &item), (parent, &parent_wt), &files)),
-        }
+    // Merged already: the same answer again, nothing done twice.
+    let (after, changed, commit) = match &item.merged {
+        Some(commit) => (item.clone(), false, commit.clone()),
+        None => merge_once(
+            ctx,
+            &hall,
+            (id, &item),
+            (parent, &parent_item),
+            (&part_wt, &parent_wt),
+        )?,
     };
-    let applied = hall.change(ctx, id).apply(Action::Merge {
-        into: parent_item.branch.clone(),
-        sha: sha.clone(),
-        commit: commit.clone(),
-    })?;
     let (removed, kept) = if args.keep_worktree {
         (false, Some("--keep-worktree".to_string()))
     } else if part_wt == hall.repo.main_root || !part_wt.is_dir() {
@@ -129,7 +105,7 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> Result<Reply> {
     } else {
         next.extend(open_parts.iter().map(|p| format!("hall merge {p}")));
     }
-    let mut base = ItemReply::of(&applied.after, applied.changed());
+    let mut base = ItemReply::of(&after, changed);
     base.next = next;
     let reply = MergeReply {
         item: base,
@@ -153,10 +129,59 @@ pub fn run(ctx: &Ctx, args: &MergeArgs) -> Result<Reply> {
     Ok(Reply::new(&reply, text))
 }
 
+/// Merges part `id` into its parent's branch and records it: the part after, whether
+/// it changed, and the merge commit.
+fn merge_once(
+    ctx: &Ctx,
+    hall: &crate::hall::Hall,
+    (id, item): (ItemId, &Item),
+    (parent, parent_item): (ItemId, &Item),
+    (part_wt, parent_wt): (&Path, &Path),
+) -> Result<(Item, bool, Sha)> {
+    for (who, wt) in [(id, part_wt), (parent, parent_wt)] {
+        if !wt.is_dir() || wt == hall.repo.main_root {
+            continue;
+        }
+        let dirty = git::dirty_paths(wt)?;
+        if !dirty.is_empty() {
+            return Err(HallError::new(
+                Code::DirtyWorktree,
+                format!(
+                    "{who}'s worktree {} has changes not committed ({}): commit them, or put them away, before the merge",
+                    wt.display(),
+                    dirty.join(", ")
+                ),
+            )
+            .hint(format!("git -C {} status", wt.display()))
+            .hint(format!("hall merge {id}")));
+        }
+    }
+    let sha = git::rev_parse(parent_wt, &item.branch)?;
+    let message = format!(
+        "Merge part {id} \"{}\" into {parent}\n\nHallmark-Part: {id}",
+        item.title
+    );
+    let commit = if git::is_ancestor(parent_wt, sha.as_str(), "HEAD") {
+        // Merged already (by hand, after a conflict): the parent's HEAD holds it.
+        git::head(parent_wt)?
+    } else {
+        match git::merge_no_ff(parent_wt, &item.branch, &message)? {
+            Ok(commit) => commit,
+            Err(files) => return Err(conflict((id, &item), (parent, parent_wt), &files)),
+        }
+    };
+    let applied = hall.change(ctx, id).apply(Action::Merge {
+        into: parent_item.branch.clone(),
+        sha,
+        commit: commit.clone(),
+    })?;
+    Ok((applied.after.clone(), applied.changed(), commit))
+}
+
 /// `MERGE_CONFLICT`: the files, and how to resolve it by hand.
 fn conflict(
-    (id, item): (crate::item::ItemId, &crate::item::Item),
-    (parent, parent_wt): (crate::item::ItemId, &std::path::Path),
+    (id, item): (ItemId, &Item),
+    (parent, parent_wt): (ItemId, &Path),
     files: &[String],
 ) -> HallError {
     let at = parent_wt.display();

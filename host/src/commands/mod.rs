@@ -9,10 +9,12 @@ mod claude;
 mod daemon;
 mod doctor;
 mod drop;
+pub mod export;
 mod findings;
 mod fixed;
 mod follow_up;
 mod help;
+mod history;
 mod inbox;
 mod next;
 pub mod trace;
@@ -168,6 +170,8 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Ask(a)) => ask::run(ctx, &a),
         Some(Cmd::Answer(a)) => answer::run(ctx, &a),
         Some(Cmd::Usage(a)) => usage::run(ctx, &a),
+        Some(Cmd::History(a)) => history::run(ctx, &a),
+        Some(Cmd::Export(a)) => export::run(ctx, &a),
         Some(Cmd::Reindex) => reindex::run(ctx),
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
         Some(Cmd::Run(a)) => run::run(ctx, &a),
@@ -188,6 +192,22 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
             "`hall hook` reads Claude Code's hook JSON on stdin",
         )),
     }
+}
+
+/// `--since`'s value as a journal stamp: a date or a time (RFC 3339, `2026-11-01`), or
+/// a duration back from now (`7d`).
+pub fn since(ctx: &Ctx, s: &str) -> Result<String> {
+    if let Some(t) =
+        crate::clock::parse(s).or_else(|| crate::clock::parse(&format!("{s}T00:00:00Z")))
+    {
+        return Ok(crate::clock::stamp(t));
+    }
+    let d = crate::clock::parse_duration(s).map_err(|_| {
+        HallError::usage(format!(
+            "--since `{s}` is neither a date (2026-11-01) nor a duration (7d)"
+        ))
+    })?;
+    Ok(crate::clock::stamp(ctx.now - d))
 }
 
 /// A reply that shows one item after a state change.

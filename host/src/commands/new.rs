@@ -69,13 +69,23 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     let mut request = args.request.clone().filter(|r| !r.trim().is_empty());
     let mut title = args.title.clone().filter(|t| !t.trim().is_empty());
+    let mut linked = Vec::new();
     if let Some(n) = args.issue {
         let issue = fetch_issue(&hall, n)?;
         title = title.or(Some(issue.title.clone()));
-        let body = format!("{}\n\n{}\n{}", issue.title, issue.body, issue.url);
+        let labels: Vec<String> = issue.labels.iter().map(|l| l.name.clone()).collect();
+        let mut body = format!("{}\n\n{}\n{}", issue.title, issue.body, issue.url);
+        if !labels.is_empty() {
+            body.push_str(&format!("\nLabels: {}", labels.join(", ")));
+        }
         request = Some(match request {
             Some(r) => format!("{r}\n\n{body}"),
             None => body,
+        });
+        linked.push(EventKind::IssueOf {
+            number: n,
+            url: issue.url,
+            labels,
         });
     }
     let title = match (title, &request) {
@@ -105,7 +115,7 @@ pub fn run(ctx: &Ctx, args: &NewArgs) -> Result<Reply> {
         source,
         issue: args.issue,
     };
-    let (id, item) = create(ctx, &hall, &fresh, Vec::new())?;
+    let (id, item) = create(ctx, &hall, &fresh, linked)?;
     // The intake runs for a request, unless told not to; a skipped one is only said.
     let intake = match (not_split(&hall, args), &request) {
         (Some((code, why)), _) => Intake::one(code, why),

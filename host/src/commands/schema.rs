@@ -62,6 +62,8 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "ask" => of::<ask::AskReply>(),
         "answer" => of::<answer::AnswerReply>(),
         "usage" => of::<usage::UsageReply>(),
+        "history" => of::<history::HistoryReply>(),
+        "export" => of::<export::ExportReply>(),
         "reindex" => of::<reindex::ReindexReply>(),
         "rooms" => {
             serde_json::json!({ "oneOf": [of::<rooms::ListReply>(), of::<crate::rooms::CheckReport>(), of::<rooms::RunReply>()] })

@@ -36,30 +36,50 @@ pub struct TraceReply {
     pub next: Vec<String>,
 }
 
-/// The item's runs, oldest first.
+/// The item's runs, oldest first: by the stamp their names start with, then (for runs
+/// started in the same second, `…-review` and `…-review-2`) by when they were written.
 pub fn runs(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut v: Vec<(String, Option<std::time::SystemTime>, PathBuf)> = std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .map(|p| {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    let stamp = name
+                        .unwrap_or_default()
+                        .split('-')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string();
+                    let written = std::fs::metadata(&p).and_then(|m| m.modified()).ok();
+                    (stamp, written, p)
+                })
                 .collect()
         })
         .unwrap_or_default();
     v.sort();
-    v
+    v.into_iter().map(|(_, _, p)| p).collect()
 }
 
-/// One line of a stream, as a step a person can read; `None` for noise.
-pub fn step(v: &Value) -> Option<String> {
-    match v.get("type").and_then(Value::as_str)? {
-        "system" if v.get("subtype").and_then(Value::as_str) == Some("init") => Some(format!(
-            "started: model {}, session {}",
-            v.get("model").and_then(Value::as_str).unwrap_or("?"),
-            v.get("session_id").and_then(Value::as_str).unwrap_or("?")
-        )),
-        "assistant" => {
-            let block = v.pointer("/message/content/0")?;
-            match block.get("type").and_then(Value::as_str)? {
+/// One line of a stream, as the steps a person can read: what the model said, each
+/// tool it called and what came back, the result and the end. Empty for noise.
+pub fn steps_of(v: &Value) -> Vec<String> {
+    let blocks = || {
+        v.pointer("/message/content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    };
+    match v.get("type").and_then(Value::as_str) {
+        Some("system") if v.get("subtype").and_then(Value::as_str) == Some("init") => {
+            vec![format!(
+                "started: model {}, session {}",
+                v.get("model").and_then(Value::as_str).unwrap_or("?"),
+                v.get("session_id").and_then(Value::as_str).unwrap_or("?")
+            )]
+        }
+        Some("assistant") => blocks()
+            .filter_map(|block| match block.get("type").and_then(Value::as_str)? {
                 "text" => Some(format!("says: {}", clip(block.get("text")?.as_str()?))),
                 "tool_use" => Some(format!(
                     "{}: {}",
@@ -72,9 +92,30 @@ pub fn step(v: &Value) -> Option<String> {
                     )
                 )),
                 _ => None,
-            }
-        }
-        "result" => Some(format!(
+            })
+            .collect(),
+        // What a tool gave back arrives as the user's turn.
+        Some("user") => blocks()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .map(|b| {
+                let text = match b.get("content") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Array(parts)) => parts
+                        .iter()
+                        .filter_map(|p| p.get("text").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    _ => String::new(),
+                };
+                let error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+                format!(
+                    "{}: {}",
+                    if error { "tool error" } else { "tool result" },
+                    clip(&text)
+                )
+            })
+            .collect(),
+        Some("result") => vec![format!(
             "result: {}{}",
             if v.get("is_error").and_then(Value::as_bool).unwrap_or(false) {
                 "error"
@@ -85,8 +126,8 @@ pub fn step(v: &Value) -> Option<String> {
                 .and_then(Value::as_f64)
                 .map(|c| format!(", ${c:.4}"))
                 .unwrap_or_default()
-        )),
-        "hall_run_end" => Some(format!(
+        )],
+        Some("hall_run_end") => vec![format!(
             "ended: exit {}, {} ms{}",
             v.get("exit_code")
                 .map(|c| c.to_string())
@@ -96,8 +137,8 @@ pub fn step(v: &Value) -> Option<String> {
                 .and_then(Value::as_str)
                 .map(|f| format!(", failed: {f}"))
                 .unwrap_or_default()
-        )),
-        _ => None,
+        )],
+        _ => Vec::new(),
     }
 }
 
@@ -142,9 +183,7 @@ pub fn info(path: &Path) -> (RunInfo, Vec<String>) {
                 r.ended = true;
                 r.failure = v.get("failure").and_then(Value::as_str).map(str::to_string);
             }
-            if let Some(s) = step(&v) {
-                steps.push(s);
-            }
+            steps.extend(steps_of(&v));
         }
     }
     let lock = path.with_extension("lock");
@@ -234,7 +273,7 @@ fn follow(path: &Path) -> Result<()> {
             }
             let whole = std::mem::take(&mut partial) + &line;
             if let Ok(v) = serde_json::from_str::<Value>(&whole) {
-                if let Some(s) = step(&v) {
+                for s in steps_of(&v) {
                     eprintln!("{s}");
                 }
                 ended |= v.get("type").and_then(Value::as_str) == Some("hall_run_end");

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::{Ctx, Reply};
 use crate::cli::UsageArgs;
-use crate::error::{HallError, Result};
+use crate::error::Result;
 use crate::index::UsageRow;
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -20,21 +20,8 @@ pub struct UsageReply {
 pub fn run(ctx: &Ctx, args: &UsageArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     let since = match &args.since {
+        Some(s) => Some(super::since(ctx, s)?),
         None => None,
-        Some(s) => Some(
-            match crate::clock::parse(s).or_else(|| crate::clock::parse(&format!("{s}T00:00:00Z")))
-            {
-                Some(t) => crate::clock::stamp(t),
-                None => {
-                    let d = crate::clock::parse_duration(s).map_err(|_| {
-                        HallError::usage(format!(
-                            "--since `{s}` is neither a date (2026-11-01) nor a duration (7d)"
-                        ))
-                    })?;
-                    crate::clock::stamp(ctx.now - d)
-                }
-            },
-        ),
     };
     let item = match &args.item {
         Some(raw) => Some(hall.resolve(Some(raw))?),

@@ -36,7 +36,7 @@ pub enum GhError {
 
 pub type Result<T, E = GhError> = std::result::Result<T, E>;
 
-/// An issue, as `gh issue view --json number,title,body,url` prints it.
+/// An issue, as `gh issue view --json number,title,body,url,labels` prints it.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct Issue {
@@ -44,6 +44,14 @@ pub struct Issue {
     pub title: String,
     pub body: String,
     pub url: String,
+    pub labels: Vec<Label>,
+}
+
+/// A label on an issue or a pull request (gh also prints its id, colour and description).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Label {
+    pub name: String,
 }
 
 /// A pull request, as `gh pr view --json …` prints the fields in [`PR_FIELDS`].
@@ -271,7 +279,13 @@ pub fn issue(dir: &Path, n: u64) -> Result<Issue> {
     let n = n.to_string();
     json(
         dir,
-        &["issue", "view", &n, "--json", "number,title,body,url"],
+        &[
+            "issue",
+            "view",
+            &n,
+            "--json",
+            "number,title,body,url,labels",
+        ],
     )
 }
 
@@ -399,6 +413,59 @@ pub fn review_comments(dir: &Path, n: u64) -> Result<Vec<ReviewComment>> {
     let route = format!("repos/{{owner}}/{{repo}}/pulls/{n}/comments?per_page=100");
     let pages: Vec<Vec<ReviewComment>> = json(dir, &["api", "--paginate", "--slurp", &route])?;
     Ok(pages.into_iter().flatten().collect())
+}
+
+/// A review thread of a pull request: whether it is resolved, and the ids of its
+/// comments (the first one starts it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReviewThread {
+    pub resolved: bool,
+    pub comments: Vec<u64>,
+}
+
+/// The review threads of pull request `n`, every page of them. Only GraphQL knows
+/// whether a thread is resolved.
+pub fn review_threads(dir: &Path, n: u64) -> Result<Vec<ReviewThread>> {
+    const QUERY: &str = "query=query HallReviewThreads($owner: String!, $name: String!, \
+        $number: Int!, $endCursor: String) { repository(owner: $owner, name: $name) { \
+        pullRequest(number: $number) { reviewThreads(first: 100, after: $endCursor) { \
+        nodes { isResolved comments(first: 100) { nodes { databaseId } } } \
+        pageInfo { hasNextPage endCursor } } } } }";
+    let number = format!("number={n}");
+    let pages: Vec<serde_json::Value> = json(
+        dir,
+        &[
+            "api",
+            "graphql",
+            "--paginate",
+            "--slurp",
+            "-F",
+            "owner={owner}",
+            "-F",
+            "name={repo}",
+            "-F",
+            &number,
+            "-f",
+            QUERY,
+        ],
+    )?;
+    let mut threads = Vec::new();
+    for page in &pages {
+        let nodes = &page["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"];
+        for node in nodes.as_array().into_iter().flatten() {
+            let comments = node["comments"]["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["databaseId"].as_u64())
+                .collect();
+            threads.push(ReviewThread {
+                resolved: node["isResolved"].as_bool().unwrap_or(false),
+                comments,
+            });
+        }
+    }
+    Ok(threads)
 }
 
 /// Answers review comment `comment` of pull request `n` with `body`.

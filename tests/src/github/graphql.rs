@@ -20,6 +20,15 @@ pub fn operation_name(query: &str) -> Option<String> {
         .map(|w| w[1].to_string())
 }
 
+/// Labels as GitHub's schema gives a connection of them.
+fn labels(names: &[String]) -> Value {
+    let nodes: Vec<Value> = names
+        .iter()
+        .map(|n| json!({ "id": format!("LA_kwSim{n}"), "name": n, "description": "", "color": "ededed" }))
+        .collect();
+    json!({ "nodes": nodes, "totalCount": names.len() })
+}
+
 fn data(value: Value) -> Response {
     Response::json(200, &json!({ "data": value }))
 }
@@ -71,7 +80,7 @@ pub fn answer(w: &mut World, operation: &str, query: &str, vars: &Value) -> Resp
                 Some(json!({ "__typename": "Issue", "id": format!("I_kwSim{n}"),
                     "number": n, "title": i.title, "body": i.body, "url": w.url("issues", n),
                     "state": "OPEN", "closed": false, "author": { "login": "octocat" },
-                    "comments": comments(&i.comments), "labels": { "nodes": [], "totalCount": 0 },
+                    "comments": comments(&i.comments), "labels": labels(&i.labels),
                     "assignees": { "nodes": [], "totalCount": 0 }, "createdAt": NOW, "updatedAt": NOW }))
             } else {
                 w.prs.get(&n).map(|p| pr_json(w, p))
@@ -86,6 +95,39 @@ pub fn answer(w: &mut World, operation: &str, query: &str, vars: &Value) -> Resp
                         "Could not resolve to an issue or pull request with the number of {n}."
                     ),
                     json!({ "repository": { "hasIssuesEnabled": true, "issue": null } }),
+                ),
+            }
+        }
+        // Hallmark's own query (`gh api graphql`): which review threads are resolved.
+        "HallReviewThreads" => {
+            let n = vars["number"].as_u64().unwrap_or(0);
+            match w.prs.get(&n) {
+                Some(pr) => {
+                    let nodes: Vec<Value> = pr
+                        .line_comments
+                        .iter()
+                        .filter(|c| c.in_reply_to.is_none())
+                        .map(|root| {
+                            let comments: Vec<Value> = pr
+                                .line_comments
+                                .iter()
+                                .filter(|c| c.id == root.id || c.in_reply_to == Some(root.id))
+                                .map(|c| json!({ "databaseId": c.id, "body": c.body }))
+                                .collect();
+                            json!({ "id": format!("PRRT_kwSim{}", root.id),
+                                "isResolved": pr.resolved.contains(&root.id),
+                                "isOutdated": false,
+                                "comments": { "nodes": comments } })
+                        })
+                        .collect();
+                    data(json!({ "repository": { "pullRequest": { "reviewThreads": {
+                        "nodes": nodes,
+                        "pageInfo": { "hasNextPage": false, "endCursor": null } } } } }))
+                }
+                None => error(
+                    "NOT_FOUND",
+                    &format!("Could not resolve to a PullRequest with the number of {n}."),
+                    json!({ "repository": { "pullRequest": null } }),
                 ),
             }
         }

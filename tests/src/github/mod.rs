@@ -192,6 +192,15 @@ impl GitHub {
         self.with(|w| w.create_issue(title, body))
     }
 
+    /// Labels issue `n` (replacing its labels).
+    pub fn label_issue(&self, n: u64, labels: &[&str]) {
+        self.with(|w| {
+            if let Some(i) = w.issues.get_mut(&n) {
+                i.labels = labels.iter().map(|l| l.to_string()).collect();
+            }
+        })
+    }
+
     /// A conversation comment on PR `n` by `author`.
     pub fn comment(&self, n: u64, author: &str, body: &str) {
         self.with(|w| w.add_comment(n, author, body))
@@ -208,6 +217,18 @@ impl GitHub {
     pub fn line_comment(&self, n: u64, author: &str, path: &str, line: u32, body: &str) -> u64 {
         self.with(|w| w.add_line_comment(n, author, path, line, body))
             .unwrap_or_else(|e| panic!("line_comment: {e}"))
+    }
+
+    /// A reply by `author` to line comment `to` of PR `n`; returns its id.
+    pub fn reply_to_line(&self, n: u64, to: u64, author: &str, body: &str) -> u64 {
+        self.with(|w| w.reply(n, to, author, body))
+            .unwrap_or_else(|e| panic!("reply_to_line: {e}"))
+    }
+
+    /// Resolves the review thread that line comment `root` of PR `n` starts.
+    pub fn resolve_thread(&self, n: u64, root: u64) {
+        self.with(|w| w.resolve_thread(n, root))
+            .unwrap_or_else(|e| panic!("resolve_thread: {e}"));
     }
 
     /// Merges PR `n` as a person would on GitHub (a merge commit on the base).

@@ -85,6 +85,8 @@ pub struct Pr {
     pub comments: Vec<Comment>,
     pub line_comments: Vec<Comment>,
     pub reviews: Vec<Review>,
+    /// The review threads marked resolved, by their first comment's id.
+    pub resolved: Vec<u64>,
     pub merge_commit: Option<String>,
 }
 
@@ -193,6 +195,7 @@ pub struct Issue {
     pub number: u64,
     pub title: String,
     pub body: String,
+    pub labels: Vec<String>,
     pub comments: Vec<Comment>,
 }
 
@@ -381,6 +384,7 @@ impl World {
                 comments: Vec::new(),
                 line_comments: Vec::new(),
                 reviews: Vec::new(),
+                resolved: Vec::new(),
                 merge_commit: None,
             },
         );
@@ -397,6 +401,7 @@ impl World {
                 number,
                 title: title.to_string(),
                 body: body.to_string(),
+                labels: Vec::new(),
                 comments: Vec::new(),
             },
         );
@@ -485,6 +490,20 @@ impl World {
             ..parent
         });
         Ok(id)
+    }
+
+    /// Marks the review thread that comment `root` starts as resolved.
+    pub fn resolve_thread(&mut self, n: u64, root: u64) -> Result<(), String> {
+        let pr = self.pr_mut(n)?;
+        if !pr
+            .line_comments
+            .iter()
+            .any(|c| c.id == root && c.in_reply_to.is_none())
+        {
+            return Err(format!("Not Found: review thread {root}"));
+        }
+        pr.resolved.push(root);
+        Ok(())
     }
 
     pub fn set_pr_state(&mut self, n: u64, state: PrState) -> Result<(), String> {

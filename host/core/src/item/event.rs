@@ -313,6 +313,14 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         earlier: Option<ItemId>,
     },
+    /// The item was started from issue `number` (`url`), labelled `labels` when it was
+    /// read; written with `created`. The shipped PR's body closes the issue.
+    IssueOf {
+        number: u64,
+        url: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        labels: Vec<String>,
+    },
     /// What the Front Desk's intake made of the request: parts (`split`), or one item
     /// and why (`reasons`, the plan room's codes, and `problems`, its sentences or the
     /// run's own failure). Written with `created` on the item it made.
@@ -520,6 +528,7 @@ impl EventKind {
             EventKind::RebaseRequested { .. } => "rebase_requested",
             EventKind::Restacked { .. } => "restacked",
             EventKind::FollowUpOf { .. } => "follow_up_of",
+            EventKind::IssueOf { .. } => "issue_of",
             EventKind::Intake { .. } => "intake",
             EventKind::PartOf { .. } => "part_of",
             EventKind::PartAdded { .. } => "part_added",

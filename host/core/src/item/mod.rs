@@ -7,6 +7,7 @@ pub mod decide;
 pub mod event;
 pub mod finding;
 pub mod id;
+pub mod outcome;
 pub mod sha;
 pub mod state;
 

@@ -414,6 +414,7 @@ impl Item {
             EventKind::RebaseRequested { base } => self.rebase_requested = Some(base.clone()),
             EventKind::Restacked { to, .. } => self.base = to.clone(),
             EventKind::FollowUpOf { pr, .. } => self.follow_up = Some(pr.clone()),
+            EventKind::IssueOf { number, .. } => self.issue = Some(*number),
             EventKind::PartOf { parent } => self.parent = Some(*parent),
             EventKind::PartAdded {
                 child,
