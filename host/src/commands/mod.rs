@@ -4,6 +4,7 @@
 mod adopt;
 mod answer;
 mod ask;
+mod attach;
 mod budget;
 mod claude;
 mod daemon;
@@ -12,6 +13,7 @@ mod drop;
 mod findings;
 mod fixed;
 mod follow_up;
+mod gazette;
 mod help;
 mod inbox;
 mod next;
@@ -180,6 +182,8 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Verify(a)) => verify::run(ctx, &a),
         Some(Cmd::Budget(a)) => budget::run(ctx, &a),
         Some(Cmd::Trace(a)) => trace::run(ctx, &a),
+        Some(Cmd::Attach(a)) => attach::run(ctx, &a),
+        Some(Cmd::Gazette(a)) => gazette::run(ctx, &a),
         Some(Cmd::Help { command }) => help::run(&command),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves
