@@ -109,8 +109,9 @@ pub fn print(journal: &Journal, id: ItemId) -> Result<Printed, GazetteError> {
             stamp,
         });
     }
+    // Parsed from the bytes the stamp hashed, so the page and its stamp agree.
     let words = match &words_bytes {
-        Some(_) => Words::read(&words_path),
+        Some(bytes) => Words::parse(bytes),
         None => Words::Absent,
     };
     let html = render(

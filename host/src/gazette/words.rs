@@ -96,6 +96,12 @@ impl Words {
 
     /// Parses the bytes of a words file; never fails.
     pub fn parse(bytes: &[u8]) -> Words {
+        if bytes.len() as u64 > MAX_WORDS_BYTES {
+            return Words::Invalid(format!(
+                "it is {} bytes, more than the {MAX_WORDS_BYTES} read",
+                bytes.len()
+            ));
+        }
         match serde_json::from_slice::<GazetteWords>(bytes) {
             Ok(w) if w.headline.trim().is_empty() => {
                 Words::Invalid("its headline is empty".to_string())
