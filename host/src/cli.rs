@@ -85,6 +85,10 @@ pub enum Cmd {
     Budget(BudgetArgs),
     /// The steps of an item's headless runs (`--follow` tails the live one).
     Trace(TraceArgs),
+    /// Attach a file (copied into the journal) or a link (never fetched) to the item's Gazette.
+    Attach(AttachArgs),
+    /// Print the item's Gazette page if it is stale, and say where it is (`--open` shows it).
+    Gazette(GazetteArgs),
     /// Which room serves each world; check or run a room component.
     #[command(subcommand)]
     Rooms(RoomsCmd),
@@ -490,6 +494,27 @@ pub struct TraceArgs {
     /// A run by name (default: the newest).
     #[arg(long)]
     pub run: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct AttachArgs {
+    /// A file in the item's worktree or the repository (at most 5 MB), or an http(s) link.
+    pub what: String,
+    /// What the plate shows.
+    #[arg(long)]
+    pub caption: Option<String>,
+    /// The item (default: the one whose worktree this is).
+    #[arg(long = "id", value_name = "ITEM")]
+    pub item: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct GazetteArgs {
+    /// The item (default: the one whose worktree this is).
+    pub id: Option<String>,
+    /// Open the page with the system's opener (`HALL_OPENER` names another).
+    #[arg(long)]
+    pub open: bool,
 }
 
 #[derive(Args, Debug)]

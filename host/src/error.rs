@@ -319,6 +319,25 @@ impl From<JournalError> for HallError {
     }
 }
 
+impl From<crate::gazette::GazetteError> for HallError {
+    fn from(e: crate::gazette::GazetteError) -> Self {
+        use crate::gazette::GazetteError;
+        let io = match &e {
+            GazetteError::Io { path, source } => {
+                Some((path.parent().unwrap_or(path).to_path_buf(), source.kind()))
+            }
+            GazetteError::Journal(_) => None,
+        };
+        match (e, io) {
+            (GazetteError::Journal(j), _) => j.into(),
+            (e, Some((dir, kind))) => {
+                file_fix(HallError::from_cause(Code::Internal, e), kind, &dir)
+            }
+            (e, None) => HallError::from_cause(Code::Internal, e),
+        }
+    }
+}
+
 impl From<GitError> for HallError {
     fn from(e: GitError) -> Self {
         match &e {

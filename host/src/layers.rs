@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rooms", 2),
     ("sign", 2),
     ("template", 2),
+    ("gazette", 2),
     // The service layer.
     ("error", 3),
     ("hall", 3),
@@ -50,9 +51,10 @@ const PROGRAMS: &[(&str, &str)] = &[
 ];
 
 /// Modules that start a program named at run time: the run adapter (the model run or
-/// fix engine a repository configures), `hall run` (the agent's own command) and the
-/// daemon's service (this `hall`, again).
-const DYNAMIC: &[&str] = &["claude", "commands/run.rs", "daemon/service.rs"];
+/// fix engine a repository configures), `hall run` (the agent's own command), the
+/// daemon's service (this `hall`, again) and the platform's file opener (`open`,
+/// `xdg-open`, or `HALL_OPENER`).
+const DYNAMIC: &[&str] = &["claude", "commands/run.rs", "daemon/service.rs", "platform"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -13,7 +13,7 @@
 //!                           transition path, the rules in effect, hallmarks, confinement
 //! journal index git gh      adapters: every file format, database and subprocess,
 //! claude rooms sign         each with its own typed errors
-//! template
+//! template gazette
 //! config                    `.hallmark.toml`: every key, its default, strict parsing
 //! item gate clock cli       the pure core (from `hallmark-core`) and other leaves
 //! platform pricing
@@ -32,6 +32,7 @@ pub mod config;
 pub mod daemon;
 pub mod error;
 pub mod gate;
+pub mod gazette;
 pub mod gh;
 pub mod git;
 pub mod hall;

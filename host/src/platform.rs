@@ -227,6 +227,33 @@ pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     }
 }
 
+/// Shows `path` with the system's opener (`open` on macOS, `start` on Windows,
+/// `xdg-open` elsewhere), or with the program `HALL_OPENER` names (the tests' stand-in),
+/// which is given the path as its one argument. Waits for the opener, which returns
+/// once it has handed the file on.
+pub fn open_file(path: &Path) -> Result<(), String> {
+    let (program, lead): (std::ffi::OsString, &[&str]) = match std::env::var_os("HALL_OPENER") {
+        Some(p) if !p.is_empty() => (p, &[]),
+        #[cfg(target_os = "macos")]
+        _ => ("open".into(), &[]),
+        #[cfg(windows)]
+        _ => ("cmd".into(), &["/C", "start", ""]),
+        #[cfg(not(any(target_os = "macos", windows)))]
+        _ => ("xdg-open".into(), &[]),
+    };
+    let shown = program.to_string_lossy().to_string();
+    let status = Command::new(&program)
+        .args(lead)
+        .arg(path)
+        .status()
+        .map_err(|e| format!("`{shown}` could not be started: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` exited with {}", exit_code(&status)))
+    }
+}
+
 /// A process's exit code as a shell reports it: 128 + the signal for one a signal
 /// killed, where there are signals.
 pub fn exit_code(status: &std::process::ExitStatus) -> i32 {

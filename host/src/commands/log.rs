@@ -327,6 +327,15 @@ pub fn describe(kind: &EventKind) -> String {
             )
         }
         EventKind::InboxDismissed { key, .. } => key.clone(),
+        EventKind::Attached {
+            file, url, caption, ..
+        } => {
+            let what = url.as_deref().or(file.as_deref()).unwrap_or("a plate");
+            match caption {
+                Some(c) => format!("attached {what}: {}", clip(c)),
+                None => format!("attached {what}"),
+            }
+        }
         EventKind::TornLine { line, bytes } => {
             format!("line {line} ({bytes} bytes) was torn by a crash")
         }

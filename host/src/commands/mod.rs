@@ -4,6 +4,7 @@
 mod adopt;
 mod answer;
 mod ask;
+mod attach;
 mod budget;
 mod claude;
 mod daemon;
@@ -13,6 +14,7 @@ pub mod export;
 mod findings;
 mod fixed;
 mod follow_up;
+mod gazette;
 mod help;
 mod history;
 mod inbox;
@@ -184,6 +186,8 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Verify(a)) => verify::run(ctx, &a),
         Some(Cmd::Budget(a)) => budget::run(ctx, &a),
         Some(Cmd::Trace(a)) => trace::run(ctx, &a),
+        Some(Cmd::Attach(a)) => attach::run(ctx, &a),
+        Some(Cmd::Gazette(a)) => gazette::run(ctx, &a),
         Some(Cmd::Help { command }) => help::run(&command),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves

@@ -52,6 +52,9 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "findings" => of::<findings::FindingsReply>(),
         "budget" => of::<budget::BudgetReply>(),
         "trace" => of::<trace::TraceReply>(),
+        "attach" => of::<attach::AttachReply>(),
+        "gazette" => of::<gazette::GazetteReply>(),
+        "gazette-words" => crate::gazette::words::schema(),
         "verdict-file" => crate::office::verdict::schema(),
         "verify" => of::<verify::VerifyReply>(),
         "drop" => of::<drop::DropReply>(),
@@ -92,7 +95,15 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                 .map(|c| c.name)
                 .collect();
             names.extend(
-                ["error", "event", "config", "verdict-file", "plan-file"].map(String::from),
+                [
+                    "error",
+                    "event",
+                    "config",
+                    "verdict-file",
+                    "plan-file",
+                    "gazette-words",
+                ]
+                .map(String::from),
             );
             Err(HallError::usage(format!(
                 "no schema named `{}`; try one of: {}",

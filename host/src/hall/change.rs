@@ -130,6 +130,9 @@ impl<'a> Change<'a> {
                 }
                 Ok(out)
             })?;
+        if decided > 0 && tx.appended.iter().any(|e| moves_the_page(&e.kind)) {
+            crate::gazette::refresh(&hall.journal, id);
+        }
         Ok(Applied {
             before: tx.before,
             after: tx.after,
@@ -138,6 +141,22 @@ impl<'a> Change<'a> {
             torn: tx.torn,
         })
     }
+}
+
+/// Whether an event is news for the item's Gazette: hallmarked, shipped, merged, CI
+/// reported (red reopens the item, green restores it), dropped. The page is printed
+/// again from code, with no model run, whoever made the change (ADR 0015).
+fn moves_the_page(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::Hallmarked { .. }
+            | EventKind::Shipped { .. }
+            | EventKind::Delivered { .. }
+            | EventKind::Merged { .. }
+            | EventKind::Reopened { .. }
+            | EventKind::Restored {}
+            | EventKind::Dropped { .. }
+    )
 }
 
 /// The hallmark a decision strikes, if it strikes one.

@@ -440,6 +440,25 @@ pub enum EventKind {
     },
     /// A person hid an inbox entry until it changes.
     InboxDismissed { key: String, stamp: String },
+    /// `hall attach`: a plate for the item's Gazette, either a file copied into the
+    /// item's `plates/` (named `file` there) or a link (`url`, never fetched).
+    Attached {
+        /// The copy's name under `items/<id>/plates/`; absent for a link.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        /// The link, http or https; absent for a file.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        /// What the plate shows, in the attacher's words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caption: Option<String>,
+        /// The file's size in bytes (0 for a link).
+        #[serde(default)]
+        bytes: u64,
+        /// Where the file was attached from, as given (the original name).
+        #[serde(default)]
+        from: String,
+    },
     /// The writer found an unterminated line left by a crash at `line` and closed it.
     TornLine { line: u64, bytes: u64 },
     /// An event kind this build does not know (written by a newer `hall`).
@@ -497,6 +516,7 @@ impl EventKind {
         "gate_denied",
         "room_used",
         "inbox_dismissed",
+        "attached",
         "torn_line",
     ];
 
@@ -551,6 +571,7 @@ impl EventKind {
             EventKind::GateDenied { .. } => "gate_denied",
             EventKind::RoomUsed { .. } => "room_used",
             EventKind::InboxDismissed { .. } => "inbox_dismissed",
+            EventKind::Attached { .. } => "attached",
             EventKind::TornLine { .. } => "torn_line",
             EventKind::Other => "other",
         }
@@ -649,7 +670,7 @@ pub struct Head<'a> {
 pub fn payload_matters(event: &str) -> bool {
     !matches!(
         event,
-        "prompt" | "turn" | "commit" | "check_run" | "gate_denied" | "torn_line"
+        "prompt" | "turn" | "commit" | "check_run" | "gate_denied" | "attached" | "torn_line"
     )
 }
 
@@ -703,6 +724,7 @@ mod tests {
             r#"{"v":1,"t":"2026-01-01T00:00:04Z","actor":"assayer","event":"check_run","sha":"a","gate":"g","exit_code":1,"duration_ms":3,"item":"H-0001"}"#,
             r#"{"v":1,"t":"2026-01-01T00:00:05Z","actor":"hook","event":"gate_denied","gate":"push","command":"git push","reason":"r","item":"H-0001"}"#,
             r#"{"v":1,"t":"2026-01-01T00:00:06Z","actor":"hall","event":"torn_line","line":3,"bytes":9,"item":"H-0001"}"#,
+            r#"{"v":2,"t":"2026-01-01T00:00:07Z","actor":"agent","event":"attached","file":"1-a.png","bytes":9,"from":"a.png","item":"H-0001"}"#,
         ];
         let (mut full, mut light) = (Item::default(), Item::default());
         for line in lines {

@@ -522,6 +522,7 @@ impl Item {
             | EventKind::GateDenied { .. }
             | EventKind::RoomUsed { .. }
             | EventKind::InboxDismissed { .. }
+            | EventKind::Attached { .. }
             | EventKind::Resumed { .. }
             | EventKind::Paused { .. }
             | EventKind::BudgetGranted { .. }
