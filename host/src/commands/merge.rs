@@ -167,7 +167,7 @@ fn merge_once(
     } else {
         match git::merge_no_ff(parent_wt, &item.branch, &message)? {
             Ok(commit) => commit,
-            Err(files) => return Err(conflict((id, &item), (parent, parent_wt), &files)),
+            Err(files) => return Err(conflict((id, item), (parent, parent_wt), &files)),
         }
     };
     let applied = hall.change(ctx, id).apply(Action::Merge {
