@@ -14,6 +14,7 @@ mod fixed;
 mod follow_up;
 mod help;
 mod inbox;
+mod library;
 mod next;
 pub mod trace;
 mod verdict;
@@ -170,6 +171,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Usage(a)) => usage::run(ctx, &a),
         Some(Cmd::Reindex) => reindex::run(ctx),
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
+        Some(Cmd::Library(c)) => library::run(ctx, &c),
         Some(Cmd::Run(a)) => run::run(ctx, &a),
         Some(Cmd::Daemon(c)) => daemon::run(ctx, &c),
         Some(Cmd::Next(a)) => next::run(ctx, &a),

@@ -7,6 +7,7 @@ pub mod decide;
 pub mod event;
 pub mod finding;
 pub mod id;
+pub mod learning;
 pub mod sha;
 pub mod state;
 
@@ -16,6 +17,7 @@ mod tests;
 pub use decide::{Action, Refusal, decide};
 pub use event::{Event, EventKind, FollowKind, HoldKind, Source};
 pub use finding::{Dispute, Finding, Lens, Severity};
-pub use id::{ItemId, QuestionId};
+pub use id::{ItemId, LearningId, QuestionId};
+pub use learning::{LearningKind, LearningStatus};
 pub use sha::Sha;
 pub use state::{Follow, Item, Part, Reply, State, fold};
