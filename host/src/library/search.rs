@@ -6,6 +6,9 @@
 //!   identifiers (`HttpClient::retry`), paths and error strings (`E0502`, `connection
 //!   reset by peer`) that word tokenizing splits apart.
 //!
+//! Both need nothing beyond rusqlite's `bundled` feature: the SQLite it compiles has
+//! FTS5 enabled, and is newer than 3.34, which brought the trigram tokenizer.
+//!
 //! The database is `library/search.sqlite`, a sibling of the journal's `index.sqlite`
 //! rather than tables inside it: the index is derived from the journal and rebuilt by
 //! deleting its file whenever its schema or the journal calls for it, while these
