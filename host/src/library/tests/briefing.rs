@@ -81,7 +81,7 @@ fn the_cap_is_never_exceeded_and_what_does_not_fit_is_named() {
             &[long.clone(), short.clone()],
             &changed(&["web/x"]),
             "q",
-            &[hit.clone()],
+            std::slice::from_ref(&hit),
             cap,
         );
         assert!(b.tokens <= cap, "cap {cap}: {}", b.tokens);
