@@ -92,6 +92,9 @@ pub enum Cmd {
     /// Which room serves each world; check or run a room component.
     #[command(subcommand)]
     Rooms(RoomsCmd),
+    /// The Library of learnings: search, review proposals, retire, show, export, import.
+    #[command(subcommand)]
+    Library(LibraryCmd),
     /// List every command (`--json` for agents), or show one: `hall help drop`.
     Help {
         /// A command (`drop`, or `daemon run` for a nested one).
@@ -341,6 +344,48 @@ pub enum RoomsCmd {
         #[arg(long)]
         input: String,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LibraryCmd {
+    /// Search the learnings in force (`--all`: proposed and retired ones too).
+    Search {
+        /// Words, an identifier, a path or an error message.
+        query: Vec<String>,
+        #[arg(long, default_value = "10")]
+        limit: usize,
+        #[arg(long)]
+        all: bool,
+    },
+    /// List the proposed learnings, or settle them with --accept and --reject.
+    Review {
+        /// Put these proposed learnings (or updates) in force.
+        #[arg(long, num_args = 1..)]
+        accept: Vec<String>,
+        /// Turn these down: an update gives way to the version it would replace.
+        #[arg(long, num_args = 1..)]
+        reject: Vec<String>,
+    },
+    /// Take a learning out of use (`--undo`: put a retired one back in force).
+    Retire {
+        id: String,
+        #[arg(long)]
+        undo: bool,
+        /// Why, for the journal.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// One learning: its text, status, scope, source and kept versions.
+    Show { id: String },
+    /// Write the whole store (learnings and history) to one JSON Lines file.
+    Export {
+        /// The file to write (default: stdout).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Restore an export into an empty store; without a file, bring in the learnings
+    /// earlier versions committed under `.hallmark/knowledge/`.
+    Import { file: Option<std::path::PathBuf> },
 }
 
 #[derive(Subcommand, Debug)]

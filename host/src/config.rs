@@ -251,14 +251,29 @@ pub struct Budget {
     pub librarian: RoleBudget,
 }
 
+/// Which engine searches the Library.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchBackend {
+    /// SQLite FTS5 in process.
+    #[default]
+    Builtin,
+    /// tobi/qmd, which must be on `PATH`.
+    Qmd,
+}
+
 /// The Library.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Library {
     /// `builtin` or `qmd`.
-    pub search: String,
+    pub search: SearchBackend,
+    /// The most tokens a review's briefing may take, e.g. `"6k"`.
     pub briefing_limit: String,
-    pub auto_accept: Vec<String>,
+    /// Learning kinds accepted as they are proposed (`rule`, `false-positive`, `map`,
+    /// `decision`); the others wait for `hall library review`.
+    pub auto_accept: Vec<crate::item::LearningKind>,
+    /// A learning no review used for this long is retired, e.g. `"90d"`.
     pub retire_after: String,
 }
 
@@ -379,7 +394,7 @@ impl Default for Budget {
 impl Default for Library {
     fn default() -> Self {
         Library {
-            search: "builtin".into(),
+            search: SearchBackend::Builtin,
             briefing_limit: "6k".into(),
             auto_accept: Vec::new(),
             retire_after: "90d".into(),
@@ -466,8 +481,12 @@ impl Config {
             .map_err(|e| format!("library.retire_after: {e}"))?;
         parse_tokens(&self.budget.daily).map_err(|e| format!("budget.daily: {e}"))?;
         parse_tokens(&self.budget.per_item).map_err(|e| format!("budget.per_item: {e}"))?;
-        parse_tokens(&self.library.briefing_limit)
-            .map_err(|e| format!("library.briefing_limit: {e}"))?;
+        if parse_tokens(&self.library.briefing_limit)
+            .map_err(|e| format!("library.briefing_limit: {e}"))?
+            .is_none()
+        {
+            return Err("library.briefing_limit: a briefing needs a cap; `none` is not one".into());
+        }
         for (name, role) in [
             ("review", &self.budget.review),
             ("fix", &self.budget.fix),
@@ -666,6 +685,43 @@ mod tests {
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.message.contains(needle), "{text}: {}", err.message);
+        }
+    }
+
+    #[test]
+    fn library_keys_are_strict() {
+        let c = parse(
+            "[library]\nsearch = \"qmd\"\nbriefing_limit = \"4k\"\nauto_accept = [\"map\", \"false-positive\"]\nretire_after = \"30d\"\n",
+        )
+        .expect("parses");
+        assert_eq!(c.library.search, SearchBackend::Qmd);
+        assert_eq!(
+            c.library.auto_accept,
+            [
+                crate::item::LearningKind::Map,
+                crate::item::LearningKind::FalsePositive
+            ]
+        );
+        for (text, needle) in [
+            ("[library]\nsearch = \"grep\"", "line 2"),
+            ("[library]\nauto_accept = [\"rules\"]", "rules"),
+            (
+                "[library]\nbriefing_limit = \"lots\"",
+                "library.briefing_limit",
+            ),
+            (
+                "[library]\nbriefing_limit = \"none\"",
+                "library.briefing_limit",
+            ),
+            (
+                "[library]\nretire_after = \"never\"",
+                "library.retire_after",
+            ),
+            ("[library]\nsearches = \"qmd\"", "searches"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.message.contains(needle), "{text}: {}", err.message);
+            assert_eq!(err.path, Path::new("/r/.hallmark.toml"));
         }
     }
 

@@ -21,6 +21,7 @@ use crate::gh::GhError;
 use crate::git::GitError;
 use crate::index::IndexError;
 use crate::journal::JournalError;
+use crate::library::LibraryError;
 use crate::rooms::RoomError;
 use crate::sign::SignError;
 use crate::template::TemplateError;
@@ -59,10 +60,13 @@ pub enum Code {
     RoomInputInvalid,
     NotHallmarked,
     NoAllowedSigners,
+    LearningNotFound,
+    LearningInvalid,
+    SearchUnavailable,
 }
 
 impl Code {
-    pub const ALL: [Code; 29] = [
+    pub const ALL: [Code; 32] = [
         Code::Internal,
         Code::CommandFailed,
         Code::GhUnavailable,
@@ -92,16 +96,21 @@ impl Code {
         Code::RoomInputInvalid,
         Code::NotHallmarked,
         Code::NoAllowedSigners,
+        Code::LearningNotFound,
+        Code::LearningInvalid,
+        Code::SearchUnavailable,
     ];
 
     /// The process exit code for this error.
     pub fn exit(self) -> u8 {
         use Code::*;
         match self {
-            Internal | CommandFailed | GhUnavailable | RunFailed | JournalCorrupt | RoomFailed => 1,
-            Usage | InvalidVerdict | InvalidConfig | RoomIncompatible | RoomInputInvalid => 2,
+            Internal | CommandFailed | GhUnavailable | RunFailed | JournalCorrupt | RoomFailed
+            | SearchUnavailable => 1,
+            Usage | InvalidVerdict | InvalidConfig | RoomIncompatible | RoomInputInvalid
+            | LearningInvalid => 2,
             NotARepo | NotInitialized | ItemNotFound | NoItem | QuestionNotFound | RoomNotFound
-            | NoAllowedSigners => 3,
+            | NoAllowedSigners | LearningNotFound => 3,
             WrongState | ItemInReview | DirtyWorktree | AlreadyAnswered | ChildrenOpen
             | MergeConflict | BudgetExceeded => 4,
             GateDenied | NotHallmarked => 5,
@@ -160,6 +169,11 @@ impl Code {
             NoAllowedSigners => {
                 "the base branch has no .hallmark/allowed_signers to verify hallmarks against"
             }
+            LearningNotFound => "the Library has no learning with that id",
+            LearningInvalid => {
+                "a learning file, a proposed learning or a Library export does not parse"
+            }
+            SearchUnavailable => "the configured Library search backend can't be used",
         }
     }
 }
@@ -421,6 +435,57 @@ impl From<IndexError> for HallError {
                     (None, _) => err.hint("hall reindex").hint("hall doctor"),
                 }
             }
+        }
+    }
+}
+
+impl From<LibraryError> for HallError {
+    fn from(e: LibraryError) -> Self {
+        let e = match e {
+            LibraryError::Journal(j) => return j.into(),
+            other => other,
+        };
+        match &e {
+            LibraryError::Journal(_) => HallError::from_cause(Code::Internal, e),
+            LibraryError::Io { path, source } => {
+                let dir = path.parent().unwrap_or(path).to_path_buf();
+                let kind = source.kind();
+                file_fix(HallError::from_cause(Code::Internal, e), kind, &dir)
+            }
+            LibraryError::Malformed { path, .. } => {
+                let fix = format!("fix or move away {}", path.display());
+                HallError::from_cause(Code::LearningInvalid, e).hint(fix)
+            }
+            LibraryError::Invalid(_) => {
+                HallError::from_cause(Code::LearningInvalid, e).hint("hall help library")
+            }
+            LibraryError::NotFound(_) => HallError::from_cause(Code::LearningNotFound, e)
+                .hint("hall library review")
+                .hint("hall library search <words> --all"),
+            LibraryError::WrongStatus { id, status, .. } => {
+                let next = match status {
+                    crate::item::LearningStatus::Proposed => {
+                        format!("hall library review --accept {id}")
+                    }
+                    crate::item::LearningStatus::Accepted => format!("hall library retire {id}"),
+                    crate::item::LearningStatus::Retired => {
+                        format!("hall library retire {id} --undo")
+                    }
+                };
+                let show = format!("hall library show {id}");
+                HallError::from_cause(Code::WrongState, e)
+                    .hint(next)
+                    .hint(show)
+            }
+            LibraryError::NotEmpty { .. } => HallError::from_cause(Code::WrongState, e)
+                .hint("hall library export --out <file>")
+                .hint("hall library import (without a file: .hallmark/knowledge/)"),
+            LibraryError::Database { .. } => {
+                HallError::from_cause(Code::Internal, e).hint("hall doctor")
+            }
+            LibraryError::QmdMissing => HallError::from_cause(Code::SearchUnavailable, e)
+                .hint("install tobi/qmd and put `qmd` on PATH")
+                .hint("set `search = \"builtin\"` under [library] in .hallmark.toml"),
         }
     }
 }

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     // Adapters: files, databases and subprocesses.
     ("journal", 2),
     ("index", 2),
+    ("library", 2),
     ("git", 2),
     ("gh", 2),
     ("claude", 2),

@@ -11,8 +11,8 @@
 //! office                    the loop's workers: checks, review, fix, ship, resume, watchman
 //! hall, error               the service layer: an initialized repository (`Hall`), the one
 //!                           transition path, the rules in effect, hallmarks, confinement
-//! journal index git gh      adapters: every file format, database and subprocess,
-//! claude rooms sign         each with its own typed errors
+//! journal index library     adapters: every file format, database and subprocess,
+//! git gh claude rooms sign  each with its own typed errors
 //! template gazette
 //! config                    `.hallmark.toml`: every key, its default, strict parsing
 //! item gate clock cli       the pure core (from `hallmark-core`) and other leaves
@@ -40,6 +40,7 @@ pub mod hooks;
 pub mod index;
 #[cfg(test)]
 mod layers;
+pub mod library;
 pub mod office;
 pub mod platform;
 pub mod pricing;

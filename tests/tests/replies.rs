@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 /// Desk's parts, the merger, budgets and checks reported as errors, a run as an error).
 const RESERVED: &[&str] = &[
     "RUN_FAILED",
+    // Needs `[library] search = "qmd"` committed; tests/tests/library.rs shows it.
+    "SEARCH_UNAVAILABLE",
     "CHILDREN_OPEN",
     "MERGE_CONFLICT",
     "BUDGET_EXCEEDED",
@@ -433,6 +435,24 @@ fn every_command_and_every_error_code() {
             &[("PATH", no_gh.to_str().unwrap())]
         )
     );
+    // The Library: an id it does not have, and a file that is not one of its exports.
+    reply!(
+        &sb,
+        seen,
+        "learning_not_found",
+        sb.hall(&repo, &["library", "show", "L-0042"])
+    );
+    let not_an_export = sb.root.join("not-an-export.jsonl");
+    std::fs::write(&not_an_export, "{\"format\":\"other\",\"v\":1}\n").unwrap();
+    reply!(
+        &sb,
+        seen,
+        "learning_invalid",
+        sb.hall(
+            &repo,
+            &["library", "import", not_an_export.to_str().unwrap()]
+        )
+    );
     // An index that can't be opened: a directory where the file should be.
     let index = repo.join(".git/hallmark/index.sqlite");
     for f in ["", "-wal", "-shm"] {
@@ -448,7 +468,7 @@ fn every_command_and_every_error_code() {
         .or(schema["schema"]["x-codes"].as_object())
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
-    assert_eq!(listed.len(), 29, "every code is listed: {schema}");
+    assert_eq!(listed.len(), 32, "every code is listed: {schema}");
     let reserved: BTreeSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
     let covered: BTreeSet<String> = seen.union(&reserved).cloned().collect();
     let missing: Vec<&String> = listed.difference(&covered).collect();

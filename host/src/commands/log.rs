@@ -339,6 +339,38 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::TornLine { line, bytes } => {
             format!("line {line} ({bytes} bytes) was torn by a crash")
         }
+        EventKind::LearningProposed {
+            learning,
+            version,
+            kind,
+            title,
+            replaces,
+            accepted,
+        } => {
+            let what = match replaces {
+                Some(r) => format!("update of v{r} to v{version}"),
+                None => format!("v{version}"),
+            };
+            let how = if *accepted { "accepted" } else { "proposed" };
+            format!("{learning} {kind} {what} {how}: {}", clip(title))
+        }
+        EventKind::LearningAccepted { learning, version } => {
+            format!("{learning} v{version} accepted")
+        }
+        EventKind::LearningRejected {
+            learning,
+            version,
+            restored,
+        } => match restored {
+            Some(r) => format!("{learning} v{version} rejected; v{r} restored"),
+            None => format!("{learning} v{version} rejected"),
+        },
+        EventKind::LearningRetired {
+            learning, version, ..
+        } => format!("{learning} v{version} retired"),
+        EventKind::LearningRestored { learning, version } => {
+            format!("{learning} v{version} in force again")
+        }
         EventKind::Other => "(written by a newer hall)".into(),
     }
 }

@@ -18,6 +18,7 @@ mod gazette;
 mod help;
 mod history;
 mod inbox;
+mod library;
 mod next;
 pub mod trace;
 mod verdict;
@@ -176,6 +177,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Export(a)) => export::run(ctx, &a),
         Some(Cmd::Reindex) => reindex::run(ctx),
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
+        Some(Cmd::Library(c)) => library::run(ctx, &c),
         Some(Cmd::Run(a)) => run::run(ctx, &a),
         Some(Cmd::Daemon(c)) => daemon::run(ctx, &c),
         Some(Cmd::Next(a)) => next::run(ctx, &a),

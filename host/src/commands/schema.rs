@@ -71,6 +71,13 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "rooms" => {
             serde_json::json!({ "oneOf": [of::<rooms::ListReply>(), of::<crate::rooms::CheckReport>(), of::<rooms::RunReply>()] })
         }
+        "library" => serde_json::json!({ "oneOf": [
+            of::<library::SearchReply>(),
+            of::<library::ReviewReply>(),
+            of::<library::LearningReply>(),
+            of::<library::ExportReply>(),
+            of::<library::ImportReply>(),
+        ] }),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
             "type": "object",

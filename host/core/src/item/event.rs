@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use super::finding::{Dispute, Finding};
-use super::id::{ItemId, QuestionId};
+use super::id::{ItemId, LearningId, QuestionId};
+use super::learning::LearningKind;
 use super::sha::Sha;
 use super::state::State;
 
@@ -461,6 +462,50 @@ pub enum EventKind {
     },
     /// The writer found an unterminated line left by a crash at `line` and closed it.
     TornLine { line: u64, bytes: u64 },
+    /// A learning entered the Library as `proposed` at `version` (an update of an
+    /// accepted one when `replaces` names the version it would replace), or straight as
+    /// accepted when its kind is in `[library] auto_accept` (`accepted`).
+    LearningProposed {
+        learning: LearningId,
+        #[serde(default = "first_version")]
+        version: u32,
+        kind: LearningKind,
+        #[serde(default)]
+        title: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<u32>,
+        #[serde(default)]
+        accepted: bool,
+    },
+    /// A person accepted a proposed learning: `version` is in force.
+    LearningAccepted {
+        learning: LearningId,
+        #[serde(default = "first_version")]
+        version: u32,
+    },
+    /// A person rejected proposed `version`: an update gives way to `restored`, the
+    /// version it would have replaced; a new learning leaves the store (history keeps it).
+    LearningRejected {
+        learning: LearningId,
+        #[serde(default = "first_version")]
+        version: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        restored: Option<u32>,
+    },
+    /// The learning went out of use (its text stays, and `learning_restored` undoes it).
+    LearningRetired {
+        learning: LearningId,
+        #[serde(default = "first_version")]
+        version: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A retired learning is in force again.
+    LearningRestored {
+        learning: LearningId,
+        #[serde(default = "first_version")]
+        version: u32,
+    },
     /// An event kind this build does not know (written by a newer `hall`).
     #[serde(other)]
     Other,
@@ -518,6 +563,11 @@ impl EventKind {
         "inbox_dismissed",
         "attached",
         "torn_line",
+        "learning_proposed",
+        "learning_accepted",
+        "learning_rejected",
+        "learning_retired",
+        "learning_restored",
     ];
 
     /// The `event` tag as written in the journal.
@@ -573,9 +623,19 @@ impl EventKind {
             EventKind::InboxDismissed { .. } => "inbox_dismissed",
             EventKind::Attached { .. } => "attached",
             EventKind::TornLine { .. } => "torn_line",
+            EventKind::LearningProposed { .. } => "learning_proposed",
+            EventKind::LearningAccepted { .. } => "learning_accepted",
+            EventKind::LearningRejected { .. } => "learning_rejected",
+            EventKind::LearningRetired { .. } => "learning_retired",
+            EventKind::LearningRestored { .. } => "learning_restored",
             EventKind::Other => "other",
         }
     }
+}
+
+/// The version a learning event names when an older line left it out.
+fn first_version() -> u32 {
+    1
 }
 
 /// Why a line could not be decoded.
@@ -759,6 +819,39 @@ mod tests {
         let ready = decode(r#"{"v":1,"t":"x","actor":"you","event":"ready","sha":"a","round":1}"#)
             .expect("decodes");
         assert_eq!(ready.v, EVENT_VERSION);
+    }
+
+    #[test]
+    fn learning_events_round_trip_and_fill_their_defaults() {
+        let e = decode(
+            r#"{"v":2,"t":"x","actor":"you","event":"learning_accepted","learning":"L-0003"}"#,
+        )
+        .expect("decodes");
+        assert_eq!(
+            e.kind,
+            EventKind::LearningAccepted {
+                learning: LearningId(3),
+                version: 1
+            }
+        );
+        let proposed = Event {
+            v: EVENT_VERSION,
+            t: "x".into(),
+            actor: "librarian".into(),
+            kind: EventKind::LearningProposed {
+                learning: LearningId(4),
+                version: 2,
+                kind: LearningKind::FalsePositive,
+                title: "t".into(),
+                replaces: Some(1),
+                accepted: false,
+            },
+            item: None,
+        };
+        let line = encode(&proposed);
+        assert!(line.contains("\"kind\":\"false-positive\""), "{line}");
+        assert_eq!(decode(&line).expect("round trip"), proposed);
+        assert!(EventKind::KINDS.contains(&proposed.kind.name()));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Identifiers that people and agents type: `H-0042` for items, `Q-12` for questions.
+//! Identifiers that people and agents type: `H-0042` for items, `Q-12` for questions,
+//! `L-0007` for the Library's learnings.
 //!
 //! Agents copy ids from JSON and people type them from memory, so parsing is lenient
 //! (`42`, `H-42`, `h-0042`) while display is one canonical form.
@@ -16,6 +17,10 @@ pub struct ItemId(pub u32);
 /// A question's number, shown as `Q-12`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QuestionId(pub u32);
+
+/// A learning's number in the Library, shown as `L-0007`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LearningId(pub u32);
 
 /// Why an id did not parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -65,6 +70,19 @@ impl FromStr for QuestionId {
     }
 }
 
+impl FromStr for LearningId {
+    type Err = BadId;
+    fn from_str(s: &str) -> Result<Self, BadId> {
+        parse_number(s, 'L', "a learning id", "7, L-7 or L-0007").map(LearningId)
+    }
+}
+
+impl fmt::Display for LearningId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "L-{:04}", self.0)
+    }
+}
+
 impl fmt::Display for ItemId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "H-{:04}", self.0)
@@ -103,6 +121,11 @@ macro_rules! string_serde {
 
 string_serde!(ItemId, "^H-[0-9]{4,}$", "An item id such as H-0042.");
 string_serde!(QuestionId, "^Q-[0-9]+$", "A question id such as Q-12.");
+string_serde!(
+    LearningId,
+    "^L-[0-9]{4,}$",
+    "A learning id in the Library such as L-0007."
+);
 
 #[cfg(test)]
 mod tests {
@@ -132,6 +155,15 @@ mod tests {
         ] {
             assert!(s.parse::<ItemId>().is_err(), "{s}");
         }
+    }
+
+    #[test]
+    fn learning_ids_round_trip_and_refuse_other_prefixes() {
+        for s in ["7", "L-7", "l-0007", "L-0007"] {
+            assert_eq!(s.parse::<LearningId>(), Ok(LearningId(7)), "{s}");
+        }
+        assert_eq!(LearningId(7).to_string(), "L-0007");
+        assert!("H-7".parse::<LearningId>().is_err());
     }
 
     #[test]

@@ -530,6 +530,11 @@ impl Item {
             | EventKind::Merging { .. }
             | EventKind::PrMerged { .. }
             | EventKind::Intake { .. }
+            | EventKind::LearningProposed { .. }
+            | EventKind::LearningAccepted { .. }
+            | EventKind::LearningRejected { .. }
+            | EventKind::LearningRetired { .. }
+            | EventKind::LearningRestored { .. }
             | EventKind::Other => {}
         }
     }
