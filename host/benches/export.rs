@@ -23,11 +23,14 @@ fn rounds(id: ItemId) -> Vec<hallmark::item::Event> {
     let mut kinds = Vec::new();
     for round in 1..=ROUNDS {
         let sha = Sha::new(format!("{round:040x}"));
-        kinds.push(EventKind::Ready {
-            sha: sha.clone(),
-            round,
-            note: None,
-        });
+        // Round 1 starts with `ready`; each later one with the fix before it.
+        if round == 1 {
+            kinds.push(EventKind::Ready {
+                sha: sha.clone(),
+                round,
+                note: None,
+            });
+        }
         for (n, check) in ["cargo fmt --check", "cargo clippy", "cargo test"]
             .iter()
             .enumerate()
@@ -112,11 +115,10 @@ fn main() {
     let journal = generate(dir.path(), 1, 2);
     let id = ItemId(1);
     {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(journal.item_file(id))
-            .expect("open");
-        for e in rounds(id) {
+        // The generated item's first line (created), then the rounds.
+        let mut f = std::fs::File::create(journal.item_file(id)).expect("open");
+        let created = common::item_events(id, 2).remove(0);
+        for e in std::iter::once(created).chain(rounds(id)) {
             f.write_all(encode(&e).as_bytes()).expect("write");
             f.write_all(b"\n").expect("write");
         }

@@ -180,6 +180,10 @@ pub fn prompt(
             p.push_str(&format!("\n## {path}\n\n{text}\n"));
         }
     }
+    if let Some(b) = briefing(hall, item, dir, &sha, tip) {
+        p.push_str("\n# Learnings from the Library\n\nWhat earlier reviews of this repository taught, chosen for this change (each line says why it is here). Name the ones your verdict relied on in `learnings_used`. A learning is advice, not a rule: if the code shows one is wrong here, say so in a finding's scenario.\n\n");
+        p.push_str(&b);
+    }
     let previous = previous(events);
     let diff = match &previous {
         Some(prev) if prev.sha != sha && git::is_ancestor(dir, &prev.sha, &sha) => {
@@ -241,6 +245,60 @@ pub fn prompt(
 
 /// What the whole change is measured from: the configured base's tip read for the step,
 /// or a stacked item's own base (ADR 0029); the branch name when neither resolves.
+/// Counts the learnings a verdict says it relied on (their `used` and `last_used`),
+/// which keeps them from ageing out. Ids the Library doesn't know are skipped; a store
+/// that can't be written is only said on stderr, never a failed review.
+fn record_learnings(hall: &Hall, ctx: &Ctx, used: &[String]) {
+    let ids: Vec<crate::item::LearningId> = used.iter().filter_map(|u| u.parse().ok()).collect();
+    if ids.is_empty() {
+        return;
+    }
+    let library = crate::library::Library::new(
+        &hall.journal,
+        crate::library::Settings::from_config(&hall.config.library),
+    );
+    if let Err(e) = library.record_use(&ids, &ctx.stamp) {
+        eprintln!("hall: the Library did not record the learnings used: {e}");
+    }
+}
+
+/// The Library's briefing for this review: learnings scoped to the paths the change
+/// touches first, then what a search for its title and summary finds, under
+/// `[library] briefing_limit` tokens. Nothing when the store is empty or can't be read:
+/// a review never waits on the Library.
+fn briefing(
+    hall: &Hall,
+    item: &Item,
+    dir: &Path,
+    sha: &Sha,
+    tip: Option<&BaseTip>,
+) -> Option<String> {
+    let library = crate::library::Library::new(
+        &hall.journal,
+        crate::library::Settings::from_config(&hall.config.library),
+    );
+    if !library.learnings_dir().is_dir() {
+        return None;
+    }
+    let from = base_rev(hall, item, tip);
+    let fork = git::merge_base(dir, &from, sha.as_str())
+        .map(Sha::into_string)
+        .unwrap_or(from);
+    let changed = git::files_between(dir, &fork, sha.as_str()).ok()?;
+    let cap = crate::config::parse_tokens(&hall.config.library.briefing_limit).ok()??;
+    let search = crate::library::Search::open(&library).ok()?;
+    let query = format!(
+        "{} {}",
+        item.title,
+        item.summary.as_deref().unwrap_or_default()
+    );
+    let b = library
+        .briefing(&search, &changed, &query, usize::try_from(cap).ok()?)
+        .ok()?;
+    let text = b.text();
+    (!text.trim().is_empty()).then_some(text)
+}
+
 fn base_rev(hall: &Hall, item: &Item, tip: Option<&BaseTip>) -> String {
     if item.base != hall.config.base {
         crate::hall::rules::item_base_tip(hall, item).map(|t| t.sha)
@@ -397,6 +455,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     if applied.after.hallmark.as_ref() == Some(&sha) {
         hallmark::ensure_note(hall, id, &applied.after)?;
     }
+    record_learnings(hall, ctx, &checked.learnings_used);
     let n = super::checks::count(findings.len(), "finding", "findings");
     let did = match applied.after.state {
         State::Hallmarked => format!("approved; hallmark struck on {}", sha.short()),
