@@ -140,7 +140,8 @@ fn a_closed_loop_prints_its_gazette_with_plates() {
         "changes requested, 1 finding;",
         "approved, 1 finding.",
         "With 3 attempts allowed, the third is refused because the check uses &lt; instead of &lt;=.",
-        "Fixed.",
+        // Fixed by the commit that was then approved.
+        &format!("Fixed in <code>{}</code>.", &hallmark[..7]),
         "data:image/png;base64,",
         "<figcaption>Retries &lt;before&gt; &amp; after</figcaption>",
         &format!("<a href=\"{url}\" rel=\"noreferrer noopener\">{url}</a>"),

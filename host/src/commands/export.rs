@@ -417,7 +417,7 @@ fn usage(md: &mut String, events: &[Event]) {
         let _ = writeln!(
             md,
             "| {} | {n} | {input} | {output} | {cache} | ${cost:.4} |",
-            cell(role)
+            inline(role)
         );
         total = (
             total.0 + n,
@@ -509,11 +509,6 @@ fn code(s: &str) -> String {
             c => c,
         })
         .collect()
-}
-
-/// A table cell: no pipes, no newlines.
-fn cell(s: &str) -> String {
-    inline(s)
 }
 
 /// Free text kept as written, in a fence longer than any run of backticks inside it.

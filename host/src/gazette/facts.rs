@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::item::{Event, EventKind, Finding, Item, fold};
+use crate::item::outcome::{Told, outcomes};
+use crate::item::{Event, EventKind, Item, fold};
 
 /// Tokens and cost spent by one role.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -46,15 +47,6 @@ pub struct Round {
     pub fix: Option<String>,
 }
 
-/// A finding with what became of it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FindingFact {
-    pub finding: Finding,
-    pub round: u32,
-    pub fixed: bool,
-    pub disputed: Option<String>,
-}
-
 /// A plate: a file copied into `plates/`, or a link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plate {
@@ -77,7 +69,8 @@ pub struct Facts {
     /// Closed without merging, when.
     pub closed_unmerged: Option<String>,
     pub rounds: Vec<Round>,
-    pub findings: Vec<FindingFact>,
+    /// Every finding the reviews raised, once, with what became of it.
+    pub findings: Vec<Told>,
     pub spend: BTreeMap<String, Spend>,
     pub plates: Vec<Plate>,
 }
@@ -90,8 +83,6 @@ impl Facts {
             ..Facts::default()
         };
         f.created = f.item.created.clone();
-        let mut fixed: BTreeMap<String, ()> = BTreeMap::new();
-        let mut disputed: BTreeMap<String, String> = BTreeMap::new();
         for e in events {
             let t = &e.t;
             match &e.kind {
@@ -100,11 +91,7 @@ impl Facts {
                     sha: sha.as_str().to_string(),
                     ..Round::default()
                 }),
-                EventKind::FixSubmitted {
-                    sha,
-                    fixed: ids,
-                    disputed: ds,
-                } => {
+                EventKind::FixSubmitted { sha, .. } => {
                     let n = match f.rounds.last_mut() {
                         Some(r) => {
                             r.fix = Some(sha.as_str().to_string());
@@ -117,12 +104,6 @@ impl Facts {
                         sha: sha.as_str().to_string(),
                         ..Round::default()
                     });
-                    for id in ids {
-                        fixed.insert(id.clone(), ());
-                    }
-                    for d in ds {
-                        disputed.insert(d.finding.clone(), d.reason.clone());
-                    }
                 }
                 EventKind::CheckRun {
                     check, exit_code, ..
@@ -161,7 +142,6 @@ impl Facts {
                     approved,
                     findings,
                     by,
-                    round,
                     ..
                 } => {
                     if let Some(r) = f.rounds.last_mut() {
@@ -170,16 +150,6 @@ impl Facts {
                             findings: findings.len(),
                             by: by.clone(),
                         });
-                    }
-                    for finding in findings {
-                        if !f.findings.iter().any(|x| x.finding.id == finding.id) {
-                            f.findings.push(FindingFact {
-                                finding: finding.clone(),
-                                round: *round,
-                                fixed: false,
-                                disputed: None,
-                            });
-                        }
                     }
                 }
                 EventKind::Hallmarked { sha, .. } => {
@@ -220,10 +190,7 @@ impl Facts {
                 _ => {}
             }
         }
-        for x in &mut f.findings {
-            x.fixed = fixed.contains_key(&x.finding.id);
-            x.disputed = disputed.get(&x.finding.id).cloned();
-        }
+        f.findings = outcomes(events);
         f
     }
 

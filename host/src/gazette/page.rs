@@ -13,6 +13,7 @@ use super::facts::{Facts, Round};
 use super::plates;
 use super::words::{GazetteWords, Words};
 use crate::item::ItemId;
+use crate::item::outcome::Outcome;
 
 /// The stylesheet: a newspaper page on screen, plain black on white on paper. Its
 /// hash is in the policy, so no other style (injected or not) applies.
@@ -304,10 +305,19 @@ fn findings(f: &Facts, words: Option<&GazetteWords>) -> String {
         let fd = &x.finding;
         let plain = words.and_then(|w| w.findings.get(&fd.id));
         let body = plain.map_or(fd.scenario.as_str(), String::as_str);
-        let fate = match (&x.disputed, x.fixed) {
-            (Some(why), _) => format!("Disputed by the fixer: {}", text(why)),
-            (None, true) => "Fixed.".to_string(),
-            (None, false) => "Still open.".to_string(),
+        let fate = match &x.outcome {
+            Outcome::Fixed { sha } => format!("Fixed in <code>{}</code>.", text(sha.short())),
+            Outcome::DisputeUpheld { reason } => {
+                format!("Disputed by the fixer, and let go: {}", text(reason))
+            }
+            Outcome::DisputeRejected { reason } => {
+                format!(
+                    "Disputed by the fixer ({}), and raised again.",
+                    text(reason)
+                )
+            }
+            Outcome::Dropped => "Not raised again.".to_string(),
+            Outcome::Open => "Still open.".to_string(),
         };
         let _ = writeln!(
             s,

@@ -294,8 +294,8 @@ fn every_fact_comes_from_the_journal() {
         "Round 2 at <span class=\"sha\">2222222</span>: <span class=\"pass\">checks passed</span> (<code>cargo test</code> <span class=\"pass\">passed</span>); changes requested, 2 findings; answered by fix <span class=\"sha\">3333333</span>.",
         "Round 3 at <span class=\"sha\">3333333</span>: <span class=\"pass\">checks passed</span> (<code>cargo test</code> <span class=\"pass\">passed</span>); approved, 0 findings.",
         "The third retry was refused when it should have been allowed.",
-        "Fixed.",
-        "Disputed by the fixer: The environment is the operator&#39;s.",
+        "Fixed in <code>3333333</code>.",
+        "Disputed by the fixer, and let go: The environment is the operator&#39;s.",
         "Security &amp; tenancy",
     ] {
         assert!(html.contains(fact), "missing {fact}\n{html}");
