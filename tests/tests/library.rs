@@ -241,3 +241,32 @@ fn qmd_search_without_qmd_says_what_to_do() {
         "{v}"
     );
 }
+
+/// What the Library teaches every later review is a person's call: inside a Claude Code
+/// session (or as one of the loop's roles) accepting, rejecting, retiring and importing
+/// are refused and change nothing; reading is allowed.
+#[test]
+fn a_session_cannot_settle_retire_or_import_learnings() {
+    let sb = seeded();
+    sb.hall(&sb.repo, &["library", "import"]).ok();
+    let file = sb.repo.join(".git/hallmark/library/learnings/L-0001.md");
+    let before = std::fs::read_to_string(&file).expect("read");
+    let session = [("CLAUDECODE", "1")];
+    for args in [
+        &["library", "review", "--accept", "L-0001"][..],
+        &["library", "review", "--reject", "L-0001"],
+        &["library", "retire", "L-0001"],
+        &["library", "import"],
+    ] {
+        let run = sb.hall_env(&sb.repo, args, &session);
+        run.err("GATE_DENIED", 5);
+    }
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), before);
+    let listed = sb.hall_env(&sb.repo, &["library", "review"], &session).ok();
+    assert_eq!(ids(&listed, "proposed"), ["L-0001", "L-0002", "L-0003"]);
+    sb.hall_env(&sb.repo, &["library", "show", "L-0001"], &session)
+        .ok();
+    // A person outside a session still can.
+    sb.hall(&sb.repo, &["library", "review", "--accept", "L-0001"])
+        .ok();
+}

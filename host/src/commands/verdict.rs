@@ -11,17 +11,7 @@ use crate::item::{Action, fold};
 use crate::office::{review, verdict};
 
 pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
-    if ctx.actor != "you" || std::env::var_os("CLAUDECODE").is_some() {
-        return Err(HallError::new(
-            Code::GateDenied,
-            format!(
-                "`hall verdict` records a person's verdict; it is refused to {}",
-                ctx.actor
-            ),
-        )
-        .hint("hall findings")
-        .hint("hall fixed <ids>"));
-    }
+    ctx.refuse_agent("verdict", "records a person's verdict")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {

@@ -103,6 +103,25 @@ impl Ctx {
     }
 
     /// The fixer works on findings; deciding what happens to the item is not its call.
+    /// A person's call (a verdict, what the Library teaches every later review): refused
+    /// to the loop's roles and to anything run inside a Claude Code session.
+    pub fn refuse_agent(&self, verb: &str, what: &str) -> Result<()> {
+        if self.actor != "you" || std::env::var_os("CLAUDECODE").is_some() {
+            let who = if self.actor == "you" {
+                "a Claude Code session"
+            } else {
+                self.actor.as_str()
+            };
+            return Err(HallError::new(
+                Code::GateDenied,
+                format!("`hall {verb}` {what}; it is refused to {who}"),
+            )
+            .hint("hall findings")
+            .hint("hall fixed <ids>"));
+        }
+        Ok(())
+    }
+
     pub fn refuse_fixer(&self, verb: &str) -> Result<()> {
         if self.actor == "fixer" {
             return Err(HallError::new(

@@ -471,21 +471,28 @@ pub fn hall_verbs(command: &str) -> Vec<String> {
         if base != "hall" && base != "hall.exe" {
             continue;
         }
-        if let Some(v) = words[i + 1..].iter().find(|w| !w.starts_with('-')) {
-            verbs.push(v.to_string());
+        let mut rest = words[i + 1..].iter().filter(|w| !w.starts_with('-'));
+        if let Some(v) = rest.next() {
+            // A verb with subcommands names both: `library review`.
+            match (*v, rest.next()) {
+                ("library", Some(sub)) => verbs.push(format!("library {sub}")),
+                _ => verbs.push(v.to_string()),
+            }
         }
     }
     verbs
 }
 
-/// Verbs an agent may never run: a verdict is a person's or the loop's; the fixer also
-/// may not decide the item's fate.
+/// Verbs an agent may never run: a verdict is a person's or the loop's, and so is what
+/// the Library teaches every later review; the fixer also may not decide the item's fate.
 fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
     verbs
         .iter()
         .find(|v| {
-            v.as_str() == "verdict"
-                || (actor == Some("fixer") && matches!(v.as_str(), "ready" | "retry" | "drop"))
+            matches!(
+                v.as_str(),
+                "verdict" | "library review" | "library retire" | "library import"
+            ) || (actor == Some("fixer") && matches!(v.as_str(), "ready" | "retry" | "drop"))
         })
         .cloned()
 }
@@ -685,7 +692,28 @@ fn answer(hook: &Hook, gate: &str, what: &str, err: HallError, decision: &str) -
 
 #[cfg(test)]
 mod tests {
-    use super::{is_free, wildcard};
+    use super::{hall_verbs, is_free, refused_verb, wildcard};
+
+    #[test]
+    fn settling_the_library_is_refused_to_agents_and_reading_it_is_not() {
+        let refused = |cmd: &str| refused_verb(&hall_verbs(cmd), None);
+        for cmd in [
+            "hall library review --accept L-0001",
+            "cd x && hall --json library retire L-0002",
+            "hall library import ../forged.jsonl",
+            "hall verdict --file v.json",
+        ] {
+            assert!(refused(cmd).is_some(), "{cmd}");
+        }
+        for cmd in [
+            "hall library search parse_config",
+            "hall library show L-0001",
+            "hall library export --out x",
+            "hall status",
+        ] {
+            assert_eq!(refused(cmd), None, "{cmd}");
+        }
+    }
 
     #[test]
     fn free_paths() {
