@@ -3,6 +3,7 @@
 //! No file, process or clock is touched below this module, so every rule of the item
 //! state machine can be tested (and property-tested) in memory.
 
+mod codec;
 pub mod decide;
 pub mod event;
 pub mod finding;
