@@ -70,7 +70,9 @@ fn main() -> ExitCode {
                 "CLAUDE_CODE_DISABLE_CLAUDE_MDS": std::env::var("CLAUDE_CODE_DISABLE_CLAUDE_MDS").ok(),
                 "GH_TOKEN": std::env::var("GH_TOKEN").ok(),
             });
-            let _ = writeln!(f, "{}", json!({ "args": args, "cwd": cwd, "env": env }));
+            // One write of the whole line: a reader polling the log never sees half of it.
+            let line = format!("{}\n", json!({ "args": args, "cwd": cwd, "env": env }));
+            let _ = f.write_all(line.as_bytes());
         }
     }
     if flag(&args, "--output-format") == Some("stream-json")

@@ -170,8 +170,10 @@ impl Loop {
     }
 
     pub fn claude_calls(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.sb.root.join("claude.jsonl"))
-            .unwrap_or_default()
+        let log = std::fs::read_to_string(self.sb.root.join("claude.jsonl")).unwrap_or_default();
+        // A line still being written has no newline yet: it is counted on the next read.
+        let whole = log.rfind('\n').map_or("", |end| &log[..end]);
+        whole
             .lines()
             .map(|l| serde_json::from_str(l).expect("json"))
             .collect()
