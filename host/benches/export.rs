@@ -68,6 +68,7 @@ fn rounds(id: ItemId) -> Vec<hallmark::item::Event> {
             model: Some("opus".into()),
             summary: Some("Two findings stand; one is new.".into()),
             by: None,
+            learnings: Vec::new(),
         });
         kinds.push(EventKind::Usage(Usage {
             model: "opus".into(),

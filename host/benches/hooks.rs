@@ -134,6 +134,7 @@ fn repository(root: &Path, program: &str, line_version: Option<u32>) -> (PathBuf
             model: Some("opus".into()),
             summary: None,
             by: None,
+            learnings: Vec::new(),
         }),
     ];
     let mut note = hallmark::hall::hallmark::approval_note(&events, id, &sha, 1);

@@ -377,6 +377,12 @@ pub enum LibraryCmd {
     },
     /// One learning: its text, status, scope, source and kept versions.
     Show { id: String },
+    /// Run the librarian now over closed items (default: the recently closed ones it
+    /// has not read), and retire the learnings unused for `retire_after`.
+    Distill {
+        /// Items to distil (closed or dropped), again if they were before.
+        items: Vec<String>,
+    },
     /// Write the whole store (learnings and history) to one JSON Lines file.
     Export {
         /// The file to write (default: stdout).

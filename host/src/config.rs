@@ -262,6 +262,17 @@ pub enum SearchBackend {
     Qmd,
 }
 
+/// Whether the daemon runs the librarian over closed items on its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Distill {
+    /// Each item closed or dropped in the last week, once.
+    #[default]
+    Auto,
+    /// Only `hall library distill`.
+    Off,
+}
+
 /// The Library.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -275,6 +286,8 @@ pub struct Library {
     pub auto_accept: Vec<crate::item::LearningKind>,
     /// A learning no review used for this long is retired, e.g. `"90d"`.
     pub retire_after: String,
+    /// `auto`: the daemon distils closed items; `off`: only `hall library distill`.
+    pub distill: Distill,
 }
 
 /// How many items may be in each phase at once.
@@ -398,6 +411,7 @@ impl Default for Library {
             briefing_limit: "6k".into(),
             auto_accept: Vec::new(),
             retire_after: "90d".into(),
+            distill: Distill::Auto,
         }
     }
 }

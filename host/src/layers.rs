@@ -30,6 +30,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("sign", 2),
     ("template", 2),
     ("gazette", 2),
+    ("record", 2),
     // The service layer.
     ("error", 3),
     ("hall", 3),

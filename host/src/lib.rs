@@ -44,6 +44,7 @@ pub mod library;
 pub mod office;
 pub mod platform;
 pub mod pricing;
+pub mod record;
 pub mod rooms;
 pub mod sign;
 pub mod template;

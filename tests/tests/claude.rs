@@ -337,6 +337,79 @@ fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict()
     assert!(usage.to_string().contains("\"review\""), "{usage}");
 }
 
+/// The librarian's command line, run by the real client once the loop closed the item:
+/// the schema made for the item (its finding ids as enums, `anyOf`, `not`) is one the
+/// client's own validator takes, the answer comes back as `structured_output`, and hall
+/// proposes the learning and writes the Gazette's words from it.
+#[test]
+fn the_real_client_runs_the_librarian_and_hall_proposes_what_it_distilled() {
+    let (sb, home) = world();
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\nlibrarian_model = \"claude-haiku-5-5\"\n",
+    )
+    .expect("config");
+    sb.git(
+        &sb.repo,
+        &["commit", "-qam", "Review and distil with the stub's models"],
+    );
+    let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
+    let id = v["item"].as_str().expect("id").to_string();
+    let wt = sb.worktree(&id);
+    sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
+    sb.hall(&wt, &["ready"]).ok();
+    let verdict = serde_json::json!({"verdict": "approve", "summary": "A greeting.",
+        "lenses": lenses(), "findings": [{"lens": "evidence", "severity": "nit", "file": "greeting.txt",
+        "line": 1, "scenario": "A greeting this short needs no test, but say so in the request."}],
+        "learnings_used": []});
+    let distillation = serde_json::json!({
+        "learnings": [{"kind": "false-positive", "title": "One-line text files need no tests",
+            "body": "Static text has no behaviour to test; do not ask for one.",
+            "paths": ["*.txt"], "round": 1, "finding": "F1"}],
+        "contradicted": [],
+        "gazette": {"headline": "The repository says hello", "story": "A greeting was added.",
+            "findings": {"F1": "The reviewer noted the greeting has no test, which is fine."}}
+    });
+    let stub = StubServer::start([
+        Turn::tool_use("StructuredOutput", verdict),
+        Turn::tool_use("StructuredOutput", distillation),
+    ])
+    .expect("stub");
+    let run = run_loop_with_real_client(&sb, &home, &stub);
+    let distilled = sb.hall(&sb.repo, &["log", &id, "--kind", "distilled"]).ok();
+    let line = &distilled["events"][0];
+    assert_eq!(
+        line["proposed"],
+        serde_json::json!(["L-0001"]),
+        "daemon: {run:?}\nlog: {distilled}\nstub errors: {:?}",
+        stub.errors()
+    );
+    assert_eq!(line["words"], true, "{distilled}");
+    let learning = sb.hall(&sb.repo, &["library", "show", "L-0001"]).ok();
+    assert_eq!(learning["learning"]["status"], "proposed");
+    assert_eq!(learning["learning"]["source"]["finding"], "F1");
+    assert_eq!(learning["learning"]["source"]["item"], id.as_str());
+    let requests = stub.turn_requests();
+    let librarian = requests
+        .iter()
+        .find(|r| r.mentions("# Librarian"))
+        .expect("the librarian called the model with the plugin's agent");
+    assert!(librarian.tool_names().contains(&"StructuredOutput"));
+    assert!(
+        !librarian.tool_names().contains(&"Write") && !librarian.tool_names().contains(&"Bash"),
+        "the librarian is read-only: {:?}",
+        librarian.tool_names()
+    );
+    assert!(
+        librarian.mentions("A greeting this short needs no test"),
+        "the record is in the prompt"
+    );
+    let usage = sb
+        .hall(&sb.repo, &["usage", "--item", &id, "--by", "role"])
+        .ok();
+    assert!(usage.to_string().contains("\"librarian\""), "{usage}");
+}
+
 /// The real client holds the reviewer to the verdict schema with its own validator (a
 /// JavaScript one, whose `\s` is not Rust's): the answer that was held after two paid
 /// runs (`lenses: []`) and a summary the room would trim to nothing (U+0085 alone, which

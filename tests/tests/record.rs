@@ -107,19 +107,23 @@ fn history_and_export_tell_what_was_rejected_fixed_and_run() {
         assert!(md.contains(want), "{want:?} missing from:\n{md}");
     }
     let runs = e["runs"].as_u64().unwrap();
-    assert!(runs >= 4, "two reviews and two fixes: {e}");
+    assert!(runs >= 5, "two reviews, two fixes and the librarian: {e}");
     assert!(
         md.lines().filter(|l| l.starts_with("1. started")).count() as u64 == runs,
         "each run's steps from its stream:\n{md}"
     );
     // The runs in the order they ran: the fix for the red check, the review, the fix
-    // it asked for, the approving review.
+    // it asked for, the approving review, and the librarian's after the close.
     let roles: Vec<&str> = md
         .lines()
         .filter(|l| l.starts_with("### "))
         .filter_map(|l| l.split('(').nth(1)?.split(',').next())
         .collect();
-    assert_eq!(roles, ["fix", "review", "fix", "review"], "{md}");
+    assert_eq!(
+        roles,
+        ["fix", "review", "fix", "review", "librarian"],
+        "{md}"
+    );
     // Without --out the Markdown is the reply's text, and in the JSON.
     let inline = l.sb.hall(&l.sb.repo, &["export", &l.id]).ok();
     assert_eq!(inline["markdown"].as_str().unwrap(), md);

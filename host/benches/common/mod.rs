@@ -72,6 +72,7 @@ pub fn item_events(id: ItemId, per_item: u32) -> Vec<Event> {
                 model: Some("opus".into()),
                 summary: None,
                 by: None,
+                learnings: Vec::new(),
             },
             EventKind::Hallmarked {
                 sha: sha.clone(),

@@ -197,6 +197,41 @@ pub fn entries(index: &Index) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// The one notice for the Library's proposals waiting for a person, when there are any:
+/// read from the store itself (its files are the truth), dated by the newest proposal.
+fn proposed_learnings(hall: &crate::hall::Hall) -> Option<NoticeRow> {
+    let library = crate::library::Library::new(
+        &hall.journal,
+        crate::library::Settings::from_config(&hall.config.library),
+    );
+    if !library.learnings_dir().is_dir() {
+        return None;
+    }
+    let waiting: Vec<crate::library::Learning> = library
+        .list()
+        .ok()?
+        .entries
+        .into_iter()
+        .map(|e| e.current)
+        .filter(|l| l.meta.status == crate::item::LearningStatus::Proposed)
+        .collect();
+    let newest = waiting.iter().map(|l| l.meta.updated.clone()).max()?;
+    let ids: Vec<String> = waiting.iter().map(|l| l.id().to_string()).collect();
+    let n = ids.len();
+    Some(NoticeRow {
+        item: None,
+        t: newest,
+        kind: "learnings".into(),
+        message: format!(
+            "{n} proposed learning{} wait{} in the Library: {} (hall library review)",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" },
+            ids.join(", ")
+        ),
+        session: None,
+    })
+}
+
 /// The number of entries not dismissed.
 pub fn count(index: &Index) -> Result<usize> {
     Ok(entries(index)?.iter().filter(|e| !e.dismissed).count())
@@ -206,7 +241,11 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<Reply> {
     let hall = ctx.hall()?;
     let index = hall.index()?;
     if args.notices {
-        let notices = index.notices()?;
+        let mut notices = index.notices()?;
+        let waiting = proposed_learnings(&hall);
+        if let Some(n) = &waiting {
+            notices.push(n.clone());
+        }
         let text = if notices.is_empty() {
             "No notices.".to_string()
         } else {
@@ -219,13 +258,11 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<Reply> {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        return Ok(Reply::new(
-            &NoticesReply {
-                notices,
-                next: vec!["hall inbox".into()],
-            },
-            text,
-        ));
+        let mut next = vec!["hall inbox".to_string()];
+        if waiting.is_some() {
+            next.insert(0, "hall library review".into());
+        }
+        return Ok(Reply::new(&NoticesReply { notices, next }, text));
     }
     let all = entries(&index)?;
     let visible: Vec<Entry> = all.iter().filter(|e| !e.dismissed).cloned().collect();

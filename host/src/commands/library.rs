@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Ctx, Hall, Reply, next_text};
 use crate::cli::LibraryCmd;
 use crate::error::{HallError, IoContext, Result};
-use crate::item::{LearningId, LearningKind, LearningStatus};
+use crate::item::{EventKind, ItemId, LearningId, LearningKind, LearningStatus};
 use crate::library::{
     Hit, Imported, Learning, Library, Problem, Search, SearchFilter, Settings, Stamp,
 };
@@ -120,6 +120,13 @@ pub fn run(ctx: &Ctx, cmd: &LibraryCmd) -> Result<Reply> {
             let l = library.read(parse_id(id)?)?;
             show_reply(&library, l, "")
         }
+        LibraryCmd::Distill { items } => {
+            ctx.refuse_agent(
+                "library distill",
+                "runs the librarian, which changes the Library",
+            )?;
+            distill(ctx, &hall, items)
+        }
         LibraryCmd::Export { out } => export(&library, out.as_ref()),
         LibraryCmd::Import { file } => {
             // An export file carries learnings already accepted.
@@ -127,6 +134,106 @@ pub fn run(ctx: &Ctx, cmd: &LibraryCmd) -> Result<Reply> {
             import(&hall, &library, file.as_ref(), &stamp)
         }
     }
+}
+
+/// What the librarian made of one item.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct DistilledItem {
+    pub item: ItemId,
+    /// Learnings it proposed (or updated), waiting for `hall library review` unless
+    /// their kind is auto-accepted.
+    pub proposed: Vec<LearningId>,
+    /// Accepted learnings the item's record contradicted, now retired.
+    pub retired: Vec<LearningId>,
+    /// Whether it wrote the Gazette's words.
+    pub words: bool,
+    /// The run gave nothing usable (nothing else changed).
+    pub failed: bool,
+    /// What it said that could not be used.
+    pub problems: Vec<String>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct DistillReply {
+    pub items: Vec<DistilledItem>,
+    /// Learnings retired because no review used them for `[library] retire_after`.
+    pub stale: Vec<LearningId>,
+    pub next: Vec<String>,
+}
+
+fn distill(ctx: &Ctx, hall: &Hall, items: &[String]) -> Result<Reply> {
+    use crate::office::librarian;
+    let ids: Vec<ItemId> = if items.is_empty() {
+        librarian::pending(hall, ctx.clock.now())?
+    } else {
+        // Every id is resolved before any run, so a typo costs nothing.
+        items
+            .iter()
+            .map(|s| hall.resolve(Some(s)))
+            .collect::<Result<_>>()?
+    };
+    // And every one must be finished: an open item would fail after others were paid for.
+    for &id in &ids {
+        librarian::check_finished(id, &hall.item(id)?)?;
+    }
+    let stale = librarian::sweep_stale(hall, ctx, true)?;
+    let mut done = Vec::new();
+    for id in ids {
+        let d = librarian::distill(hall, ctx, id)?;
+        done.push(DistilledItem {
+            item: id,
+            proposed: d.proposed,
+            retired: d.retired,
+            words: d.words,
+            failed: d.failed,
+            problems: d.problems,
+        });
+    }
+    let mut next = Vec::new();
+    if done.iter().any(|d| !d.proposed.is_empty()) {
+        next.push("hall library review".to_string());
+    }
+    for d in done.iter().filter(|d| d.words) {
+        next.push(format!("hall gazette {}", d.item));
+    }
+    let mut text: Vec<String> = done
+        .iter()
+        .map(|d| {
+            let mut line = format!(
+                "{}: {}",
+                d.item,
+                crate::record::describe(&EventKind::Distilled {
+                    proposed: d.proposed.clone(),
+                    retired: d.retired.clone(),
+                    words: d.words,
+                    problems: Vec::new(),
+                    failed: d.failed,
+                    run: None,
+                })
+            );
+            for p in &d.problems {
+                line.push_str(&format!("\n  {p}"));
+            }
+            line
+        })
+        .collect();
+    if done.is_empty() {
+        text.push("No closed item waits for the librarian.".to_string());
+    }
+    if !stale.is_empty() {
+        let ids: Vec<String> = stale.iter().map(|l| l.to_string()).collect();
+        text.push(format!(
+            "Retired as unused for retire_after: {}",
+            ids.join(", ")
+        ));
+    }
+    let reply = DistillReply {
+        items: done,
+        stale,
+        next,
+    };
+    let text = format!("{}\n{}", text.join("\n"), next_text(&reply.next));
+    Ok(Reply::new(&reply, text))
 }
 
 fn parse_id(s: &str) -> Result<LearningId> {

@@ -55,6 +55,9 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "attach" => of::<attach::AttachReply>(),
         "gazette" => of::<gazette::GazetteReply>(),
         "gazette-words" => crate::gazette::words::schema(),
+        "distillation" => {
+            serde_json::from_str(crate::office::librarian::SCHEMA_FILE).unwrap_or_default()
+        }
         "verdict-file" => crate::office::verdict::schema(),
         "verify" => of::<verify::VerifyReply>(),
         "drop" => of::<drop::DropReply>(),
@@ -77,6 +80,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
             of::<library::LearningReply>(),
             of::<library::ExportReply>(),
             of::<library::ImportReply>(),
+            of::<library::DistillReply>(),
         ] }),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
@@ -109,6 +113,7 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                     "verdict-file",
                     "plan-file",
                     "gazette-words",
+                    "distillation",
                 ]
                 .map(String::from),
             );

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Ctx, Hall, Reply, inbox, log::describe, next_for, next_text};
+use super::{Ctx, Hall, Reply, inbox, next_for, next_text};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::index::ItemRow;
 use crate::item::state::Question;
 use crate::item::{Item, ItemId, State};
+use crate::record::describe;
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct StatusReply {

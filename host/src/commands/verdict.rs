@@ -48,6 +48,7 @@ pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
         model: None,
         summary: Some(checked.summary.clone()),
         by: Some("you".into()),
+        learnings: Vec::new(),
         max_rejects,
         seal: None,
     })?;

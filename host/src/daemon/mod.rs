@@ -411,10 +411,10 @@ impl Scheduler {
                 let line = LogLine {
                     t: self.clock.stamp(),
                     repo: repo.display().to_string(),
-                    item: Some(ItemId(num)),
+                    item: item_of(num),
                     role,
                     did: step.did,
-                    state: Some(step.after.state),
+                    state: item_of(num).map(|_| step.after.state),
                 };
                 self.emit(line);
             }
@@ -437,10 +437,10 @@ impl Scheduler {
                 self.emit(LogLine {
                     t,
                     repo: repo.display().to_string(),
-                    item: Some(ItemId(num)),
+                    item: item_of(num),
                     role,
                     did: step.did,
-                    state: Some(step.after.state),
+                    state: item_of(num).map(|_| step.after.state),
                 });
                 // A step that wrote nothing (a role's day cap, a pause) is not retried
                 // until something changes the item.
@@ -459,7 +459,7 @@ impl Scheduler {
                 self.emit(LogLine {
                     t,
                     repo: repo.display().to_string(),
-                    item: Some(ItemId(num)),
+                    item: item_of(num),
                     role,
                     did: format!("failed: {} ({})", e.message, e.code.as_str()),
                     state: None,
@@ -510,6 +510,36 @@ impl Scheduler {
             });
             started += 1;
         }
+        // The librarian reads closed items, one job per repository at a time, and never
+        // while the budget pauses the loop.
+        let library_key: Key = (repo.to_path_buf(), u32::MAX);
+        if paused.is_none()
+            && !self.running.contains(&library_key)
+            && office::librarian::due(&hall, &ctx)?
+        {
+            self.running.insert(library_key.clone());
+            let repo = repo.to_path_buf();
+            let clock = self.clock;
+            self.jobs.spawn_blocking(move || {
+                let result = open(&repo).and_then(|hall| {
+                    let ctx = Ctx::at(hall.repo.main_root.clone(), clock, "librarian");
+                    let did = office::librarian::pass(&hall, &ctx)?;
+                    let lines: Vec<String> = did
+                        .into_iter()
+                        .map(|(item, d)| match item {
+                            Some(id) => format!("{id}: {d}"),
+                            None => d,
+                        })
+                        .collect();
+                    Ok((!lines.is_empty()).then(|| Step {
+                        did: lines.join("; "),
+                        after: Item::default(),
+                    }))
+                });
+                (library_key, result, "librarian".to_string())
+            });
+            started += 1;
+        }
         let index = hall.index()?;
         for row in index.items(false)? {
             let key: Key = (repo.to_path_buf(), row.id.0);
@@ -556,6 +586,12 @@ impl Scheduler {
             (key, result, role.as_str().to_string())
         });
     }
+}
+
+/// The item a job's key names: none for the repository-wide jobs (the resumes, key 0,
+/// and the librarian, key `u32::MAX`).
+fn item_of(num: u32) -> Option<ItemId> {
+    (num != 0 && num != u32::MAX).then_some(ItemId(num))
 }
 
 /// Runs the daemon loop in this process.

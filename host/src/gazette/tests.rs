@@ -132,6 +132,7 @@ fn journal(title: &str, scenario: &str) -> Vec<Event> {
                 model: None,
                 summary: None,
                 by: None,
+                learnings: Vec::new(),
             },
         ),
         at(
@@ -159,6 +160,7 @@ fn journal(title: &str, scenario: &str) -> Vec<Event> {
                 model: None,
                 summary: None,
                 by: None,
+                learnings: Vec::new(),
             },
         ),
         at(

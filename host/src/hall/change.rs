@@ -440,6 +440,7 @@ mod tests {
                 model: None,
                 summary: None,
                 by: None,
+                learnings: Vec::new(),
                 max_rejects: 3,
                 seal: None,
             })

@@ -47,12 +47,20 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../plugin/agents/intake.md"),
     ),
     (
+        "agents/librarian.md",
+        include_str!("../../../plugin/agents/librarian.md"),
+    ),
+    (
         "schemas/verdict.json",
         include_str!("../../../plugin/schemas/verdict.json"),
     ),
     (
         "schemas/plan.json",
         include_str!("../../../plugin/schemas/plan.json"),
+    ),
+    (
+        "schemas/distillation.json",
+        include_str!("../../../plugin/schemas/distillation.json"),
     ),
     ("README.md", include_str!("../../../plugin/README.md")),
 ];

@@ -491,7 +491,11 @@ fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
         .find(|v| {
             matches!(
                 v.as_str(),
-                "verdict" | "library review" | "library retire" | "library import"
+                "verdict"
+                    | "library review"
+                    | "library retire"
+                    | "library import"
+                    | "library distill"
             ) || (actor == Some("fixer") && matches!(v.as_str(), "ready" | "retry" | "drop"))
         })
         .cloned()
@@ -701,6 +705,7 @@ mod tests {
             "hall library review --accept L-0001",
             "cd x && hall --json library retire L-0002",
             "hall library import ../forged.jsonl",
+            "hall library distill H-0001",
             "hall verdict --file v.json",
         ] {
             assert!(refused(cmd).is_some(), "{cmd}");

@@ -213,7 +213,7 @@ fn validate(meta: &Meta) -> std::result::Result<(), String> {
 }
 
 /// Path globs are relative to the repository's root, `/`-separated, with no `..`.
-pub(super) fn check_paths(paths: &[String]) -> std::result::Result<(), String> {
+pub fn check_paths(paths: &[String]) -> std::result::Result<(), String> {
     for p in paths {
         let bad = p.trim().is_empty()
             || p.starts_with('/')

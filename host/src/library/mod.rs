@@ -28,7 +28,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use briefing::{BriefLine, Briefing, Card, Scope, brief, estimate_tokens, glob_matches};
-pub use learning::{Draft, Learning, Meta, Source};
+pub use learning::{Draft, Learning, Meta, Source, check_paths};
 pub use ops::Stamp;
 pub use search::{Engines, Hit, Search, SearchFilter, Searched};
 pub use store::{Entry, Listing, Problem};

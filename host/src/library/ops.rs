@@ -246,6 +246,41 @@ impl Library {
         )
     }
 
+    /// Retires every accepted learning no review has used for `after` (counted from its
+    /// last use, or from its last change when it was never used), each with a journaled
+    /// reason; `hall library retire --undo` puts one back. Returns the ones retired.
+    pub fn retire_stale(
+        &self,
+        now: std::time::SystemTime,
+        after: std::time::Duration,
+        label: &str,
+        stamp: &Stamp,
+    ) -> Result<Vec<LearningId>> {
+        let mut retired = Vec::new();
+        for entry in self.list()?.entries {
+            let l = &entry.current;
+            if l.meta.status != LearningStatus::Accepted {
+                continue;
+            }
+            let since = l.meta.last_used.as_deref().unwrap_or(&l.meta.updated);
+            let idle = crate::clock::parse(since)
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|idle| idle > after);
+            if !idle {
+                continue;
+            }
+            let what = if l.meta.last_used.is_some() {
+                "last used"
+            } else {
+                "never used since"
+            };
+            let reason = format!("{what} {since}: unused for more than retire_after ({label})");
+            self.retire(l.id(), Some(reason), stamp)?;
+            retired.push(l.id());
+        }
+        Ok(retired)
+    }
+
     /// Puts a retired learning back in force.
     pub fn restore(&self, id: LearningId, stamp: &Stamp) -> Result<Learning> {
         self.set_status(

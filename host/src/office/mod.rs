@@ -16,6 +16,7 @@ pub mod develop;
 pub mod fix;
 pub mod intake;
 pub mod lease;
+pub mod librarian;
 pub mod merge_check;
 pub mod merger;
 pub mod missing;

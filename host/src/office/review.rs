@@ -243,8 +243,6 @@ pub fn prompt(
     Ok(p)
 }
 
-/// What the whole change is measured from: the configured base's tip read for the step,
-/// or a stacked item's own base (ADR 0029); the branch name when neither resolves.
 /// Counts the learnings a verdict says it relied on (their `used` and `last_used`),
 /// which keeps them from ageing out. Ids the Library doesn't know are skipped; a store
 /// that can't be written is only said on stderr, never a failed review.
@@ -299,6 +297,8 @@ fn briefing(
     (!text.trim().is_empty()).then_some(text)
 }
 
+/// What the whole change is measured from: the configured base's tip read for the step,
+/// or a stacked item's own base (ADR 0029); the branch name when neither resolves.
 fn base_rev(hall: &Hall, item: &Item, tip: Option<&BaseTip>) -> String {
     if item.base != hall.config.base {
         crate::hall::rules::item_base_tip(hall, item).map(|t| t.sha)
@@ -448,6 +448,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             model: model.clone(),
             summary: Some(checked.summary.clone()),
             by: None,
+            learnings: checked.learnings_used.clone(),
             max_rejects,
             seal: None,
         })
@@ -595,6 +596,7 @@ mod tests {
             model,
             summary,
             by,
+            learnings,
         } = &events[5].kind
         else {
             panic!("a verdict: {:?}", events[5])
@@ -602,6 +604,7 @@ mod tests {
         assert_eq!((v_sha, *round, *approved), (&sha, 1, true));
         assert_eq!(model.as_deref(), Some("claude-opus-4-1"));
         assert_eq!(summary.as_deref(), Some("Caps retries at three attempts."));
+        assert!(learnings.is_empty(), "no learning was named: {learnings:?}");
         assert_eq!(*by, None);
         assert_eq!(findings.len(), 1);
         assert_eq!(

@@ -13,7 +13,8 @@
 //!
 //! Steps are taken in order per role (`review` for the principal engineer, `fix` for the
 //! fixer, `develop` for the Delivery office's dev runs, `intake` for the Front Desk's plan
-//! (its `verdict` is the plan), `resume` for `--resume`); the last one repeats. A step may also carry
+//! (its `verdict` is the plan), `librarian` for the Library's distillation (its `verdict`
+//! is the answer), `resume` for `--resume`); the last one repeats. A step may also carry
 //! `"error"` (an `is_error` result), `"sleep"` (seconds before answering) and `"usage"`.
 //!
 //! A scripted verdict is held to `--json-schema` as the real CLI holds a model's answer.
@@ -95,6 +96,7 @@ fn main() -> ExitCode {
             Some("hallmark:fixer") => "fix",
             Some("hallmark:developer") => "develop",
             Some("hallmark:intake") => "intake",
+            Some("hallmark:librarian") => "librarian",
             Some(other) => {
                 eprintln!(
                     "fake claude: unknown agent `{other}` (the plugin's agents are namespaced hallmark:…)"

@@ -153,7 +153,7 @@ impl Loop {
             .filter(|k| {
                 !matches!(
                     k.as_str(),
-                    "usage" | "room_used" | "check_run" | "commit" | "notification"
+                    "usage" | "room_used" | "check_run" | "commit" | "notification" | "distilled"
                 )
             })
             .collect()
@@ -169,7 +169,24 @@ impl Loop {
         self.sb.bash_hook(&self.wt, actor, command)
     }
 
+    /// The stand-in `claude`'s runs for the item loop (reviews, fixes, dev runs,
+    /// resumes), oldest first; the librarian's, which follow an item's close, are
+    /// [`Loop::librarian_calls`].
     pub fn claude_calls(&self) -> Vec<Value> {
+        self.all_claude_calls()
+            .into_iter()
+            .filter(|c| !is_librarian(c))
+            .collect()
+    }
+
+    pub fn librarian_calls(&self) -> Vec<Value> {
+        self.all_claude_calls()
+            .into_iter()
+            .filter(is_librarian)
+            .collect()
+    }
+
+    fn all_claude_calls(&self) -> Vec<Value> {
         let log = std::fs::read_to_string(self.sb.root.join("claude.jsonl")).unwrap_or_default();
         // A line still being written has no newline yet: it is counted on the next read.
         let whole = log.rfind('\n').map_or("", |end| &log[..end]);
@@ -178,6 +195,12 @@ impl Loop {
             .map(|l| serde_json::from_str(l).expect("json"))
             .collect()
     }
+}
+
+fn is_librarian(call: &Value) -> bool {
+    call["args"]
+        .as_array()
+        .is_some_and(|args| args.iter().any(|a| a == "hallmark:librarian"))
 }
 
 pub const CONFIG: &str = "base = \"main\"\ngates = [\"sh check.sh\"]\n";

@@ -53,6 +53,8 @@ pub enum Action {
         model: Option<String>,
         summary: Option<String>,
         by: Option<String>,
+        /// The learnings the verdict relied on, as the reviewer named them.
+        learnings: Vec<String>,
         max_rejects: u32,
         /// The signature an approval carries, made by the caller before it asks (the
         /// core holds no key). Ignored when the verdict rejects.
@@ -331,6 +333,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             model,
             summary,
             by,
+            learnings,
             max_rejects,
             seal,
         } => match state {
@@ -350,6 +353,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                     model: model.clone(),
                     summary: summary.clone(),
                     by: by.clone(),
+                    learnings: learnings.clone(),
                 };
                 if *approved {
                     Ok(vec![
@@ -407,6 +411,7 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
                         from.short()
                     )),
                     by: Some("carried".into()),
+                    learnings: Vec::new(),
                 },
                 EventKind::Hallmarked {
                     sha: sha.clone(),

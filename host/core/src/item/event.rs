@@ -251,6 +251,9 @@ pub enum EventKind {
         /// `carried` for an approval kept across a rebase that left the patch alone.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         by: Option<String>,
+        /// The Library's learnings the reviewer says the verdict relied on (`L-0007`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        learnings: Vec<String>,
     },
     /// `max_rejects` was reached: a person decides.
     Escalated { reason: String },
@@ -506,6 +509,26 @@ pub enum EventKind {
         #[serde(default = "first_version")]
         version: u32,
     },
+    /// The librarian distilled this closed item: the learnings it proposed (or updated:
+    /// a new version of an accepted one), the ones the item's record contradicted and
+    /// that were retired, whether it wrote the Gazette's words, and what it said that
+    /// could not be used. `failed` when the run gave nothing usable; a failed run is
+    /// not retried on its own (`hall library distill <id>` runs it again).
+    Distilled {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        proposed: Vec<LearningId>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        retired: Vec<LearningId>,
+        #[serde(default)]
+        words: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        problems: Vec<String>,
+        #[serde(default)]
+        failed: bool,
+        /// The run's stream, under the item's `runs/`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run: Option<String>,
+    },
     /// An event kind this build does not know (written by a newer `hall`).
     #[serde(other)]
     Other,
@@ -562,6 +585,7 @@ impl EventKind {
         "room_used",
         "inbox_dismissed",
         "attached",
+        "distilled",
         "torn_line",
         "learning_proposed",
         "learning_accepted",
@@ -622,6 +646,7 @@ impl EventKind {
             EventKind::RoomUsed { .. } => "room_used",
             EventKind::InboxDismissed { .. } => "inbox_dismissed",
             EventKind::Attached { .. } => "attached",
+            EventKind::Distilled { .. } => "distilled",
             EventKind::TornLine { .. } => "torn_line",
             EventKind::LearningProposed { .. } => "learning_proposed",
             EventKind::LearningAccepted { .. } => "learning_accepted",

@@ -176,6 +176,7 @@ mod tests {
             model: None,
             summary: None,
             by: None,
+            learnings: Vec::new(),
         })
     }
 

@@ -523,6 +523,7 @@ impl Item {
             | EventKind::RoomUsed { .. }
             | EventKind::InboxDismissed { .. }
             | EventKind::Attached { .. }
+            | EventKind::Distilled { .. }
             | EventKind::Resumed { .. }
             | EventKind::Paused { .. }
             | EventKind::BudgetGranted { .. }

@@ -63,6 +63,7 @@ fn verdict(approved: bool) -> Action {
         model: None,
         summary: None,
         by: None,
+        learnings: Vec::new(),
         max_rejects: 3,
         seal: approved.then(seal),
     }
@@ -549,6 +550,7 @@ fn shipped_and_reopened() -> (Item, Vec<Event>) {
             model: None,
             summary: None,
             by: None,
+            learnings: Vec::new(),
             max_rejects: 3,
             seal: Some(seal()),
         },
@@ -704,6 +706,7 @@ fn action() -> impl Strategy<Value = Action> {
             model: None,
             summary: None,
             by: None,
+            learnings: Vec::new(),
             max_rejects: max,
             seal: approved.then(seal),
         }),

@@ -101,6 +101,7 @@ fn approve(bench: &Bench, id: ItemId, sha: &Sha) {
             model: Some("claude-opus-4-1".into()),
             summary: Some("Caps retries at three attempts.".into()),
             by: None,
+            learnings: Vec::new(),
             max_rejects: 3,
             seal: None,
         })
