@@ -487,58 +487,25 @@ impl Scheduler {
         self.merge_turn(repo, &hall, &ctx)?;
         let paused = office::budget::paused(&hall, &ctx)?;
         let mut started = 0;
-        // Resumes run models, so they run on the blocking pool like any step: one job
-        // per repository at a time.
-        let resume_key: Key = (repo.to_path_buf(), 0);
-        if paused.is_none()
-            && !self.running.contains(&resume_key)
-            && office::resume::pending(&hall, &ctx)?
-        {
-            self.running.insert(resume_key.clone());
-            let repo = repo.to_path_buf();
-            let clock = self.clock;
-            self.jobs.spawn_blocking(move || {
-                let result = open(&repo).and_then(|hall| {
-                    let ctx = Ctx::at(hall.repo.main_root.clone(), clock, "daemon");
-                    let did = office::resume::run(&hall, &ctx)?;
-                    Ok((!did.is_empty()).then(|| Step {
-                        did: did.join("; "),
-                        after: Item::default(),
-                    }))
-                });
-                (resume_key, result, "resume".to_string())
+        // Resumes and the librarian run models, so they run on the blocking pool like
+        // any step, one job of each per repository at a time, and never while the budget
+        // pauses the loop.
+        if paused.is_none() && office::resume::pending(&hall, &ctx)? {
+            started += self.spawn_repo_job(repo, 0, ("resume", "daemon"), |hall, ctx| {
+                office::resume::run(hall, ctx)
             });
-            started += 1;
         }
-        // The librarian reads closed items, one job per repository at a time, and never
-        // while the budget pauses the loop.
-        let library_key: Key = (repo.to_path_buf(), u32::MAX);
-        if paused.is_none()
-            && !self.running.contains(&library_key)
-            && office::librarian::due(&hall, &ctx)?
-        {
-            self.running.insert(library_key.clone());
-            let repo = repo.to_path_buf();
-            let clock = self.clock;
-            self.jobs.spawn_blocking(move || {
-                let result = open(&repo).and_then(|hall| {
-                    let ctx = Ctx::at(hall.repo.main_root.clone(), clock, "librarian");
-                    let did = office::librarian::pass(&hall, &ctx)?;
-                    let lines: Vec<String> = did
+        if paused.is_none() && office::librarian::due(&hall, &ctx)? {
+            started +=
+                self.spawn_repo_job(repo, u32::MAX, ("librarian", "librarian"), |hall, ctx| {
+                    Ok(office::librarian::pass(hall, ctx)?
                         .into_iter()
                         .map(|(item, d)| match item {
                             Some(id) => format!("{id}: {d}"),
                             None => d,
                         })
-                        .collect();
-                    Ok((!lines.is_empty()).then(|| Step {
-                        did: lines.join("; "),
-                        after: Item::default(),
-                    }))
+                        .collect())
                 });
-                (library_key, result, "librarian".to_string())
-            });
-            started += 1;
         }
         let index = hall.index()?;
         for row in index.items(false)? {
@@ -570,6 +537,36 @@ impl Scheduler {
             started += 1;
         }
         Ok((started, paused))
+    }
+
+    /// Starts a repository-wide job (`num` 0 for the resumes, `u32::MAX` for the
+    /// librarian) unless one is running, as `role` with `actor` in the journal: `work`
+    /// says what it did, a line each. Returns how many jobs it started.
+    fn spawn_repo_job(
+        &mut self,
+        repo: &Path,
+        num: u32,
+        (role, actor): (&'static str, &'static str),
+        work: fn(&Hall, &Ctx) -> Result<Vec<String>>,
+    ) -> usize {
+        let key: Key = (repo.to_path_buf(), num);
+        if !self.running.insert(key.clone()) {
+            return 0;
+        }
+        let repo = repo.to_path_buf();
+        let clock = self.clock;
+        self.jobs.spawn_blocking(move || {
+            let result = open(&repo).and_then(|hall| {
+                let ctx = Ctx::at(hall.repo.main_root.clone(), clock, actor);
+                let did = work(&hall, &ctx)?;
+                Ok((!did.is_empty()).then(|| Step {
+                    did: did.join("; "),
+                    after: Item::default(),
+                }))
+            });
+            (key, result, role.to_string())
+        });
+        1
     }
 
     fn spawn_step(&mut self, repo: &Path, key: Key, id: ItemId, phase: Phase) {

@@ -17,9 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::verdict::{HAS_TEXT, OUTSIDE_THE_REPOSITORY};
-use crate::claude::{Headless, RunSpec};
+use crate::claude::RunSpec;
 use crate::error::{HallError, Result};
-use crate::hall::confine::RunKind;
 use crate::hall::{Ctx, Hall};
 use crate::item::{Event, EventKind, ItemId};
 use crate::rooms::World;
@@ -130,46 +129,17 @@ impl Intake {
 /// The intake run's command line, as `hall new` runs it.
 pub fn command(hall: &Hall, id: ItemId, plugin: &Path, prompt: &str) -> RunSpec {
     let config = &hall.config;
-    let dir = hall.repo.main_root.clone();
-    let settings = crate::hall::confine::run_settings(
-        config,
-        RunKind::Review,
-        std::slice::from_ref(&dir),
-        &[],
-        None,
-    );
     let schema = schema(config.intake.max_parts).to_string();
-    let args = Headless {
-        json_schema: Some(&schema),
-        model: Some(&config.budget.intake_model),
-        setting_sources: Some("user"),
-        max_budget_usd: super::runs::max_usd(config.budget.intake.max_usd.as_ref(), 0.10),
-        ..Headless::agent(
-            plugin,
-            "hallmark:intake",
-            &settings,
-            &config.claude_args,
-            prompt,
-        )
-    }
-    .args();
-    let mut spec = super::runs::headless_spec(
-        config,
-        RunKind::Review,
-        id,
-        &dir,
-        "claude".into(),
-        args,
-        prompt,
-    );
-    spec.role = "intake".into();
-    spec.timeout = Duration::from_secs(config.intake.timeout.max(1));
-    for (k, v) in &mut spec.env {
-        if k == "HALL_ACTOR" {
-            *v = "front-desk".into();
-        }
-    }
-    spec
+    let run = super::runs::SideRun {
+        agent: "hallmark:intake",
+        model: &config.budget.intake_model,
+        schema: &schema,
+        max_usd: super::runs::max_usd(config.budget.intake.max_usd.as_ref(), 0.10),
+        role: "intake",
+        actor: "front-desk",
+        timeout: Duration::from_secs(config.intake.timeout.max(1)),
+    };
+    super::runs::side_run(hall, id, plugin, &run, prompt)
 }
 
 /// The prompt: the request as the person gave it, and the limit on parts.

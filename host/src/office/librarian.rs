@@ -20,10 +20,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::verdict::{HAS_TEXT, OUTSIDE_THE_REPOSITORY};
-use crate::claude::{Headless, RunSpec};
+use crate::claude::RunSpec;
 use crate::error::{Code, HallError, Result};
 use crate::gazette::words::{GazetteWords, WORDS_FILE, Words};
-use crate::hall::confine::RunKind;
 use crate::hall::{Ctx, Hall};
 use crate::item::{Event, EventKind, Item, ItemId, LearningId, LearningKind, State};
 use crate::library::{Draft, Learning, Library, Settings, Source, Stamp, glob_matches};
@@ -549,45 +548,16 @@ fn clip(text: &str, max: usize) -> String {
 /// The librarian run's command line.
 pub fn command(hall: &Hall, id: ItemId, plugin: &Path, prompt: &str, schema: &str) -> RunSpec {
     let config = &hall.config;
-    let dir = hall.repo.main_root.clone();
-    let settings = crate::hall::confine::run_settings(
-        config,
-        RunKind::Review,
-        std::slice::from_ref(&dir),
-        &[],
-        None,
-    );
-    let args = Headless {
-        json_schema: Some(schema),
-        model: Some(&config.budget.librarian_model),
-        setting_sources: Some("user"),
-        max_budget_usd: super::runs::max_usd(config.budget.librarian.max_usd.as_ref(), 0.20),
-        ..Headless::agent(
-            plugin,
-            "hallmark:librarian",
-            &settings,
-            &config.claude_args,
-            prompt,
-        )
-    }
-    .args();
-    let mut spec = super::runs::headless_spec(
-        config,
-        RunKind::Review,
-        id,
-        &dir,
-        "claude".into(),
-        args,
-        prompt,
-    );
-    spec.role = "librarian".into();
-    spec.timeout = super::runs::timeout(config.budget.librarian.timeout.as_deref(), 5 * 60);
-    for (k, v) in &mut spec.env {
-        if k == "HALL_ACTOR" {
-            *v = "librarian".into();
-        }
-    }
-    spec
+    let run = super::runs::SideRun {
+        agent: "hallmark:librarian",
+        model: &config.budget.librarian_model,
+        schema,
+        max_usd: super::runs::max_usd(config.budget.librarian.max_usd.as_ref(), 0.20),
+        role: "librarian",
+        actor: "librarian",
+        timeout: super::runs::timeout(config.budget.librarian.timeout.as_deref(), 5 * 60),
+    };
+    super::runs::side_run(hall, id, plugin, &run, prompt)
 }
 
 /// Distils closed (or dropped) item `id`, records `distilled` and the run's usage on it,

@@ -57,6 +57,66 @@ pub fn headless_spec(
     }
 }
 
+/// What sets a read-only side run (the Front Desk's intake, the librarian) apart.
+pub struct SideRun<'a> {
+    /// The plugin's agent, namespaced (`hallmark:intake`).
+    pub agent: &'a str,
+    pub model: &'a str,
+    pub schema: &'a str,
+    pub max_usd: Option<f64>,
+    /// The role its usage and stream are filed under.
+    pub role: &'a str,
+    /// `HALL_ACTOR` in the run.
+    pub actor: &'a str,
+    pub timeout: Duration,
+}
+
+/// A read-only headless run in the main checkout with the reviewer's isolation and
+/// confinement (no hooks, no CLAUDE.md, the checkout's settings left out), answering
+/// through `schema`.
+pub fn side_run(
+    hall: &crate::hall::Hall,
+    id: ItemId,
+    plugin: &std::path::Path,
+    run: &SideRun<'_>,
+    prompt: &str,
+) -> RunSpec {
+    let config = &hall.config;
+    let dir = hall.repo.main_root.clone();
+    let settings = crate::hall::confine::run_settings(
+        config,
+        RunKind::Review,
+        std::slice::from_ref(&dir),
+        &[],
+        None,
+    );
+    let args = crate::claude::Headless {
+        json_schema: Some(run.schema),
+        model: Some(run.model),
+        setting_sources: Some("user"),
+        max_budget_usd: run.max_usd,
+        ..crate::claude::Headless::agent(plugin, run.agent, &settings, &config.claude_args, prompt)
+    }
+    .args();
+    let mut spec = headless_spec(
+        config,
+        RunKind::Review,
+        id,
+        &dir,
+        "claude".into(),
+        args,
+        prompt,
+    );
+    spec.role = run.role.into();
+    spec.timeout = run.timeout;
+    for (k, v) in &mut spec.env {
+        if k == "HALL_ACTOR" {
+            *v = run.actor.into();
+        }
+    }
+    spec
+}
+
 /// Environment every headless run gets: its actor and item, and no CLAUDE.md from the
 /// checkout for isolated roles.
 pub fn base_env(kind: RunKind, actor: &str, item: ItemId) -> Vec<(String, String)> {
