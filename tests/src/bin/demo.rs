@@ -109,6 +109,17 @@ fn main() {
         ],
         "develop": [
             {"sh": "printf 'log once when the cap is hit\\n' > LOGGING.md && git add LOGGING.md && git commit -qm 'Log when the cap is hit'"}
+        ],
+        // Once the item closes, the librarian distils it: a rule from the finding that
+        // proved right, and the words of its Gazette.
+        "librarian": [
+            {"verdict": {"learnings": [{"kind": "rule", "title": "Retry caps are inclusive",
+                "body": "A cap of N allows the Nth attempt: check it with <=, and say so where the cap is set.",
+                "paths": ["limit.txt"], "round": 2, "finding": "F1"}],
+             "contradicted": [],
+             "gazette": {"headline": "The third retry runs again",
+                "story": "A retry cap of three refused the third attempt. The review caught it, the fix made the cap inclusive, and the second review approved.",
+                "findings": {"F1": "The cap refused the very attempt it was meant to allow."}}}}
         ]
     });
     let script_path = sb.script_model(&script);
@@ -118,7 +129,7 @@ fn main() {
     println!(
         "\n(SCRIPTED MODEL: no model is reachable here, so `claude` is a stand-in that prints real \
          stream-json with these scripted answers: the reviewer rejects once, the fixer fixes, the reviewer approves, \
-         and later a dev run answers a reviewer on the PR. GitHub is a simulator on 127.0.0.1, which the real `gh` \
+         the librarian distils a learning, and later a dev run answers a reviewer on the PR. GitHub is a simulator on 127.0.0.1, which the real `gh` \
          talks to. Everything else is real: git, the journal, the rooms, the daemon.)"
     );
     println!(
@@ -128,6 +139,10 @@ fn main() {
     let status = show(&sb, &sb.repo, &["status", &id]);
     show(&sb, &sb.repo, &["findings", &id]);
     show(&sb, &sb.repo, &["usage", "--by", "role"]);
+    // What the loop learned: the librarian's proposal waits for a person.
+    show(&sb, &sb.repo, &["library", "review"]);
+    show(&sb, &sb.repo, &["library", "review", "--accept", "L-0001"]);
+    show(&sb, &sb.repo, &["gazette", &id]);
     if let Some(sha) = status["item"]["hallmark"].as_str() {
         println!("\n$ git notes --ref=hallmark show {}", &sha[..7]);
         println!(
