@@ -28,21 +28,28 @@ use super::store::Problem;
 use super::{Library, LibraryError, Result};
 use crate::item::{LearningId, LearningKind, LearningStatus};
 
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(name TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL);
 CREATE TABLE problems(name TEXT PRIMARY KEY, file TEXT NOT NULL, message TEXT NOT NULL);
+-- `chars`: the body's characters on one line, which a briefing fits lines by before it
+-- reads any body.
 CREATE TABLE docs(rowid INTEGER PRIMARY KEY, name TEXT NOT NULL, id TEXT NOT NULL,
   version INTEGER NOT NULL, status TEXT NOT NULL, kind TEXT NOT NULL, title TEXT NOT NULL,
-  paths TEXT NOT NULL, body TEXT NOT NULL);
+  paths TEXT NOT NULL, body TEXT NOT NULL, chars INTEGER NOT NULL);
 CREATE INDEX docs_name ON docs(name);
 CREATE INDEX docs_id ON docs(id);
--- One row per path glob, keyed by its literal leading segments: a briefing looks up the
--- globs that could match a changed path by that path's ancestors, not by every glob.
-CREATE TABLE scopes(doc INTEGER NOT NULL, glob TEXT NOT NULL, prefix TEXT NOT NULL);
-CREATE INDEX scopes_prefix ON scopes(prefix);
+-- A row of docs under each literal prefix of its path globs (`web/src` of
+-- `web/src/**/*.ts`): a briefing looks up the learnings that could match a changed path
+-- by that path's ancestors, not by every glob. Each row holds what a briefing plans
+-- with (all but the body), and rows of one prefix are stored together, so a wide diff
+-- reads a few runs of pages rather than a page of docs per learning.
+CREATE TABLE scopes(prefix TEXT NOT NULL, doc INTEGER NOT NULL, status TEXT NOT NULL,
+  id TEXT NOT NULL, kind TEXT NOT NULL, title TEXT NOT NULL, paths TEXT NOT NULL,
+  chars INTEGER NOT NULL, PRIMARY KEY(prefix, doc)) WITHOUT ROWID;
+CREATE INDEX scopes_doc ON scopes(doc);
 CREATE VIRTUAL TABLE words USING fts5(title, body, paths, kind, tokenize='porter unicode61');
 CREATE VIRTUAL TABLE grams USING fts5(title, body, paths, tokenize='trigram');
 ";
@@ -415,8 +422,8 @@ fn forget(tx: &rusqlite::Transaction<'_>, name: &str) -> rusqlite::Result<()> {
 fn insert(tx: &rusqlite::Transaction<'_>, name: &str, l: &Learning) -> rusqlite::Result<()> {
     let m = &l.meta;
     tx.execute(
-        "INSERT INTO docs(name, id, version, status, kind, title, paths, body)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO docs(name, id, version, status, kind, title, paths, body, chars)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             name,
             m.id.to_string(),
@@ -425,14 +432,16 @@ fn insert(tx: &rusqlite::Transaction<'_>, name: &str, l: &Learning) -> rusqlite:
             m.kind.as_str(),
             m.title,
             m.paths.join("\n"),
-            l.body
+            l.body,
+            super::briefing::summary_chars(&l.body) as i64
         ],
     )?;
     let rowid = tx.last_insert_rowid();
     for glob in &m.paths {
         tx.execute(
-            "INSERT INTO scopes(doc, glob, prefix) VALUES(?1, ?2, ?3)",
-            params![rowid, glob, super::briefing::literal_prefix(glob)],
+            "INSERT OR IGNORE INTO scopes(prefix, doc, status, id, kind, title, paths, chars)
+             SELECT ?1, rowid, status, id, kind, title, paths, chars FROM docs WHERE rowid = ?2",
+            params![super::briefing::literal_prefix(glob), rowid],
         )?;
     }
     let paths = m.paths.join(" ");
