@@ -10,10 +10,12 @@
 //! and `?` stay within one segment, `**` spans whole segments, and a glob without
 //! wildcards (or ending in `/`) covers everything below it.
 
+use std::collections::{HashMap, HashSet};
+
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::learning::Learning;
 use super::search::{Search, SearchFilter, db};
@@ -109,64 +111,275 @@ pub fn brief(
     found: &[Card],
     cap: usize,
 ) -> Briefing {
-    let mut candidates: Vec<(&Card, Scope, (usize, usize))> = Vec::new();
-    for l in scoped {
-        if candidates.iter().any(|c| c.0.id == l.id) {
+    let plan = plan(scoped, changed, query, found, cap);
+    plan.write(|from| match from {
+        Origin::Scoped(i) => &scoped[i].body,
+        Origin::Found(i) => &found[i].body,
+    })
+}
+
+/// What fitting a learning into a briefing needs of it: everything but its body's text,
+/// of which only the length on one line counts until the line is known to fit.
+trait Candidate {
+    fn id(&self) -> LearningId;
+    fn kind(&self) -> LearningKind;
+    fn title(&self) -> &str;
+    fn paths(&self) -> &[String];
+    /// The characters of the body on one line (whitespace runs as one space).
+    fn summary_chars(&self) -> usize;
+}
+
+impl Candidate for Card {
+    fn id(&self) -> LearningId {
+        self.id
+    }
+    fn kind(&self) -> LearningKind {
+        self.kind
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn paths(&self) -> &[String] {
+        &self.paths
+    }
+    fn summary_chars(&self) -> usize {
+        summary_chars(&self.body)
+    }
+}
+
+/// Which input list a line comes from, and where in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Origin {
+    Scoped(usize),
+    Found(usize),
+}
+
+/// A line decided but not yet written: all of it but the body.
+struct Planned {
+    from: Origin,
+    id: LearningId,
+    kind: LearningKind,
+    title: String,
+    scope: Scope,
+    tokens: usize,
+}
+
+/// A briefing decided but not yet written.
+struct Plan {
+    lines: Vec<Planned>,
+    tokens: usize,
+    cap: usize,
+    left_out: Vec<LearningId>,
+}
+
+/// A learning that may take a line, in the order lines are tried.
+struct Try<'a, C> {
+    from: Origin,
+    learning: &'a C,
+    /// The glob it is scoped by; None for a search hit.
+    glob: Option<&'a str>,
+    specificity: (usize, usize),
+}
+
+impl Plan {
+    /// The briefing, given each line's body.
+    fn write<'a>(self, body: impl Fn(Origin) -> &'a str) -> Briefing {
+        let lines = self
+            .lines
+            .into_iter()
+            .map(|l| {
+                let Planned {
+                    from,
+                    id,
+                    kind,
+                    title,
+                    scope,
+                    tokens,
+                } = l;
+                let summary = body(from).split_whitespace().collect::<Vec<_>>().join(" ");
+                let text = format!("- {id} [{kind}] {title} ({}): {summary}\n", scope.why());
+                debug_assert_eq!(estimate_tokens(&text), tokens, "line_chars counts the line");
+                BriefLine {
+                    id,
+                    kind,
+                    title,
+                    scope,
+                    text,
+                    tokens,
+                }
+            })
+            .collect();
+        Briefing {
+            lines,
+            tokens: self.tokens,
+            cap: self.cap,
+            left_out: self.left_out,
+        }
+    }
+}
+
+/// Decides a briefing's lines. Thousands of learnings can be scoped to a wide diff while
+/// a few dozen lines fit, so each glob is tried only against the changed paths under its
+/// literal prefix, and a line's tokens are counted from the lengths of its parts.
+fn plan<C: Candidate>(
+    scoped: &[C],
+    changed: &[String],
+    query: &str,
+    found: &[C],
+    cap: usize,
+) -> Plan {
+    let under = Under::new(changed);
+    let mut placed: HashSet<LearningId> = HashSet::new();
+    let mut candidates: Vec<Try<'_, C>> = Vec::new();
+    for (i, l) in scoped.iter().enumerate() {
+        if placed.contains(&l.id()) {
             continue;
         }
         let best = l
-            .paths
+            .paths()
             .iter()
-            .filter(|g| changed.iter().any(|p| glob_matches(g, p)))
+            .filter(|g| under.matches(g))
             .max_by_key(|g| specificity(g));
         if let Some(glob) = best {
-            candidates.push((l, Scope::Path { glob: glob.clone() }, specificity(glob)));
+            placed.insert(l.id());
+            candidates.push(Try {
+                from: Origin::Scoped(i),
+                learning: l,
+                glob: Some(glob),
+                specificity: specificity(glob),
+            });
         }
     }
     // More specific first; ids break ties so the order is stable.
-    candidates.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.id.cmp(&b.0.id)));
+    candidates.sort_by(|a, b| {
+        (b.specificity)
+            .cmp(&a.specificity)
+            .then(a.learning.id().cmp(&b.learning.id()))
+    });
     let shown: String = clip(query.split_whitespace().collect::<Vec<_>>().join(" "), 60);
-    for l in found {
-        if candidates.iter().any(|c| c.0.id == l.id) {
-            continue;
+    for (i, l) in found.iter().enumerate() {
+        if placed.insert(l.id()) {
+            candidates.push(Try {
+                from: Origin::Found(i),
+                learning: l,
+                glob: None,
+                specificity: (0, 0),
+            });
         }
-        candidates.push((
-            l,
-            Scope::Search {
-                query: shown.clone(),
-            },
-            (0, 0),
-        ));
     }
-    let mut out = Briefing {
+    let search = Scope::Search { query: shown };
+    let search_why = search.why().chars().count();
+    let path_why = Scope::Path {
+        glob: String::new(),
+    }
+    .why()
+    .chars()
+    .count();
+    let mut out = Plan {
+        lines: Vec::new(),
+        tokens: 0,
         cap,
-        ..Briefing::default()
+        left_out: Vec::new(),
     };
-    for (l, scope, _) in candidates {
-        let summary = l.body.split_whitespace().collect::<Vec<_>>().join(" ");
-        let text = format!(
-            "- {} [{}] {} ({}): {summary}\n",
-            l.id,
-            l.kind,
-            l.title,
-            scope.why(),
-        );
-        let tokens = estimate_tokens(&text);
+    for Try {
+        from,
+        learning: l,
+        glob,
+        ..
+    } in candidates
+    {
+        let why = glob.map_or(search_why, |g| path_why + g.chars().count());
+        let tokens = line_chars(l, why).div_ceil(4);
         if out.tokens + tokens > cap {
-            out.left_out.push(l.id);
+            out.left_out.push(l.id());
             continue;
         }
         out.tokens += tokens;
-        out.lines.push(BriefLine {
-            id: l.id,
-            kind: l.kind,
-            title: l.title.clone(),
+        let scope = match glob {
+            Some(g) => Scope::Path {
+                glob: g.to_string(),
+            },
+            None => search.clone(),
+        };
+        out.lines.push(Planned {
+            from,
+            id: l.id(),
+            kind: l.kind(),
+            title: l.title().to_string(),
             scope,
-            text,
             tokens,
         });
     }
     out
+}
+
+/// The characters of `text` on one line: its words joined by single spaces.
+pub(super) fn summary_chars(text: &str) -> usize {
+    let (mut chars, mut words, mut in_word) = (0usize, 0usize, false);
+    for c in text.chars() {
+        if c.is_whitespace() {
+            in_word = false;
+        } else {
+            if !in_word {
+                words += 1;
+                in_word = true;
+            }
+            chars += 1;
+        }
+    }
+    chars + words.saturating_sub(1)
+}
+
+/// The characters of a briefing line, `- {id} [{kind}] {title} ({why}): {summary}\n`,
+/// counted without writing it; `why` is the characters of the scope's words.
+fn line_chars(l: &impl Candidate, why: usize) -> usize {
+    let fixed = "- ".len() + " [".len() + "] ".len() + " (".len() + "): ".len() + "\n".len();
+    // An id is written `L-` and at least four digits.
+    let mut digits = 1;
+    let mut n = l.id().0;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    fixed
+        + 2
+        + digits.max(4)
+        + l.kind().as_str().chars().count()
+        + l.title().chars().count()
+        + why
+        + l.summary_chars()
+}
+
+/// The changed paths by each of their ancestors ([`ancestors`]): a glob can only match
+/// the paths filed under its literal prefix.
+struct Under<'a> {
+    by_prefix: HashMap<&'a str, Vec<&'a str>>,
+}
+
+impl<'a> Under<'a> {
+    fn new(changed: &'a [String]) -> Under<'a> {
+        let mut by_prefix: HashMap<&'a str, Vec<&'a str>> = HashMap::new();
+        for path in changed {
+            for prefix in ancestors(path) {
+                by_prefix.entry(prefix).or_default().push(path);
+            }
+        }
+        Under { by_prefix }
+    }
+
+    /// Whether `glob` matches one of the changed paths.
+    fn matches(&self, glob: &str) -> bool {
+        let prefix = literal_prefix(glob);
+        let Some(paths) = self.by_prefix.get(prefix) else {
+            return false;
+        };
+        // `web/src`, `web/src/` and `web/src/**` match every path filed under `web/src`.
+        let rest = glob.trim_start_matches("./").strip_prefix(prefix);
+        if !prefix.is_empty() && matches!(rest, Some("" | "/" | "/**")) {
+            return true;
+        }
+        paths.iter().any(|p| glob_matches(glob, p))
+    }
 }
 
 fn clip(s: String, max: usize) -> String {
@@ -195,25 +408,37 @@ fn specificity(glob: &str) -> (usize, usize) {
 
 /// A glob's literal leading segments (`web/src` of `web/src/**/*.ts`): a path it
 /// matches starts with them.
-pub(super) fn literal_prefix(glob: &str) -> String {
-    glob.trim_start_matches("./")
-        .trim_end_matches('/')
-        .split('/')
-        .take_while(|s| !s.contains(['*', '?']))
-        .collect::<Vec<_>>()
-        .join("/")
+pub(super) fn literal_prefix(glob: &str) -> &str {
+    let trimmed = glob.trim_start_matches("./").trim_end_matches('/');
+    let (mut end, mut start) = (0, 0);
+    for segment in trimmed.split('/') {
+        if segment.contains(['*', '?']) {
+            break;
+        }
+        end = start + segment.len();
+        start = end + 1;
+    }
+    &trimmed[..end]
 }
 
 /// The prefixes a glob matching `path` could have: "", then each leading run of segments.
-fn ancestors(path: &str) -> Vec<String> {
-    let segs: Vec<&str> = path.trim_start_matches("./").split('/').collect();
-    (0..=segs.len()).map(|n| segs[..n].join("/")).collect()
+fn ancestors(path: &str) -> Vec<&str> {
+    let trimmed = path.trim_start_matches("./");
+    let mut out = vec![""];
+    let mut end = 0;
+    for (n, segment) in trimmed.split('/').enumerate() {
+        end += segment.len() + usize::from(n > 0);
+        out.push(&trimmed[..end]);
+    }
+    out
 }
 
 impl Library {
     /// The briefing for a review of `changed` paths: scoped learnings first, then the
-    /// search for `query`, under `cap` tokens. Reads the search tables only (kept in
-    /// step with the files by [`Search::sync`]).
+    /// search for `query`, under `cap` tokens; the same lines as [`brief`] over
+    /// [`Search::scoped_cards`] and the search's [`Search::cards`]. Reads the search
+    /// tables only (kept in step with the files by [`Search::sync`]), and the bodies of
+    /// the lines that fit only.
     pub fn briefing(
         &self,
         search: &Search,
@@ -222,45 +447,163 @@ impl Library {
         cap: usize,
     ) -> Result<Briefing> {
         search.sync()?;
-        let scoped = search.scoped_cards(changed)?;
+        let scoped = search.scoped_rows(changed)?;
         let found = if query.trim().is_empty() {
             Vec::new()
         } else {
             let hits = search.search(query, 20, &SearchFilter::default())?.hits;
-            search.cards(&hits.iter().map(|h| h.id).collect::<Vec<_>>())?
+            search.rows(&hits.iter().map(|h| h.id).collect::<Vec<_>>())?
         };
-        Ok(brief(&scoped, changed, query, &found, cap))
+        let plan = plan(&scoped, changed, query, &found, cap);
+        let mut bodies: HashMap<Origin, String> = HashMap::new();
+        for line in &plan.lines {
+            let from = line.from;
+            let rowid = match from {
+                Origin::Scoped(i) => scoped[i].rowid,
+                Origin::Found(i) => found[i].rowid,
+            };
+            bodies.insert(from, search.body(rowid)?);
+        }
+        Ok(plan.write(|from| bodies.get(&from).map_or("", String::as_str)))
     }
+}
+
+/// A learning in force as a briefing plans with it: a row of `docs` without the body.
+struct Row {
+    rowid: i64,
+    id: LearningId,
+    kind: LearningKind,
+    title: String,
+    paths: Vec<String>,
+    summary_chars: usize,
+}
+
+impl Candidate for Row {
+    fn id(&self) -> LearningId {
+        self.id
+    }
+    fn kind(&self) -> LearningKind {
+        self.kind
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn paths(&self) -> &[String] {
+        &self.paths
+    }
+    fn summary_chars(&self) -> usize {
+        self.summary_chars
+    }
+}
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<Row>> {
+    let id: String = r.get(1)?;
+    let kind: String = r.get(2)?;
+    let paths: String = r.get(4)?;
+    let (Ok(id), Ok(kind)) = (id.parse::<LearningId>(), kind.parse::<LearningKind>()) else {
+        return Ok(None);
+    };
+    Ok(Some(Row {
+        rowid: r.get(0)?,
+        id,
+        kind,
+        title: r.get(3)?,
+        paths: paths.lines().map(str::to_string).collect(),
+        summary_chars: usize::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+    }))
+}
+
+/// The ancestors of every changed path, each once: the prefixes a glob that matches one
+/// of them can have.
+fn prefixes(changed: &[String]) -> Vec<&str> {
+    let mut prefixes: Vec<&str> = changed.iter().flat_map(|p| ancestors(p)).collect();
+    prefixes.sort();
+    prefixes.dedup();
+    prefixes
 }
 
 impl Search {
     /// Accepted learnings with a glob whose literal prefix is an ancestor of a changed
     /// path: every one that can match, and few that can't.
     pub fn scoped_cards(&self, changed: &[String]) -> Result<Vec<Card>> {
-        let mut prefixes: Vec<String> = changed.iter().flat_map(|p| ancestors(p)).collect();
-        prefixes.sort();
-        prefixes.dedup();
         let mut q = self
             .conn
             .prepare_cached(
                 "SELECT d.id, d.kind, d.title, d.paths, d.body FROM scopes s JOIN docs d ON d.rowid = s.doc
-                 WHERE s.prefix = ?1 AND d.status = 'accepted'",
+                 WHERE s.prefix = ?1 AND s.status = 'accepted'",
             )
             .map_err(db(&self.path))?;
         let mut out: Vec<Card> = Vec::new();
-        for prefix in prefixes {
+        let mut seen: HashSet<LearningId> = HashSet::new();
+        for prefix in prefixes(changed) {
             let rows = q
                 .query_map(params![prefix], card_row)
                 .map_err(db(&self.path))?;
             for row in rows {
                 if let Some(card) = row.map_err(db(&self.path))?
-                    && !out.iter().any(|c| c.id == card.id)
+                    && seen.insert(card.id)
                 {
                     out.push(card);
                 }
             }
         }
         Ok(out)
+    }
+
+    /// [`Search::scoped_cards`] without the bodies.
+    fn scoped_rows(&self, changed: &[String]) -> Result<Vec<Row>> {
+        let mut q = self
+            .conn
+            .prepare_cached(
+                "SELECT doc, id, kind, title, paths, chars FROM scopes
+                 WHERE prefix = ?1 AND status = 'accepted'",
+            )
+            .map_err(db(&self.path))?;
+        let mut out: Vec<Row> = Vec::new();
+        let mut seen: HashSet<LearningId> = HashSet::new();
+        for prefix in prefixes(changed) {
+            let rows = q.query_map(params![prefix], row).map_err(db(&self.path))?;
+            for r in rows {
+                if let Some(r) = r.map_err(db(&self.path))?
+                    && seen.insert(r.id)
+                {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Search::cards`] without the bodies.
+    fn rows(&self, ids: &[LearningId]) -> Result<Vec<Row>> {
+        let mut q = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, id, kind, title, paths, chars FROM docs
+                 WHERE id = ?1 AND status = 'accepted'",
+            )
+            .map_err(db(&self.path))?;
+        let mut out = Vec::new();
+        for id in ids {
+            let found = q
+                .query_row(params![id.to_string()], row)
+                .optional()
+                .map_err(db(&self.path))?;
+            if let Some(Some(r)) = found {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The body of the learning at `rowid` of `docs`.
+    fn body(&self, rowid: i64) -> Result<String> {
+        let mut q = self
+            .conn
+            .prepare_cached("SELECT body FROM docs WHERE rowid = ?1")
+            .map_err(db(&self.path))?;
+        q.query_row(params![rowid], |r| r.get(0))
+            .map_err(db(&self.path))
     }
 
     /// The accepted versions of `ids`, in that order (ids not in force are skipped).
@@ -313,12 +656,14 @@ pub fn glob_matches(glob: &str, path: &str) -> bool {
     if path.is_empty() {
         return false;
     }
+    if !glob.contains(['*', '?']) {
+        // A literal glob covers itself and everything below it.
+        let dir = glob.strip_suffix('/').unwrap_or(glob);
+        return path == dir || path.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+    }
     let deep;
     let glob = if let Some(dir) = glob.strip_suffix('/') {
         deep = format!("{dir}/**");
-        deep.as_str()
-    } else if !glob.contains(['*', '?']) {
-        deep = format!("{glob}/**");
         deep.as_str()
     } else {
         glob
@@ -333,9 +678,14 @@ fn segments(glob: &[&str], path: &[&str]) -> bool {
         None => path.is_empty(),
         Some((&"**", rest)) => (0..=path.len()).any(|n| segments(rest, &path[n..])),
         Some((first, rest)) => path.split_first().is_some_and(|(p, tail)| {
-            let g: Vec<char> = first.chars().collect();
-            let t: Vec<char> = p.chars().collect();
-            within(&g, &t) && segments(rest, tail)
+            let here = if first.contains(['*', '?']) {
+                let g: Vec<char> = first.chars().collect();
+                let t: Vec<char> = p.chars().collect();
+                within(&g, &t)
+            } else {
+                first == p
+            };
+            here && segments(rest, tail)
         }),
     }
 }

@@ -157,3 +157,146 @@ fn the_briefing_reads_the_store_through_the_search_tables() {
         .expect("briefs");
     assert!(none.lines.is_empty());
 }
+
+#[test]
+fn a_summarys_length_is_counted_as_the_line_writes_it() {
+    for body in [
+        "",
+        "   ",
+        "one",
+        "  two  words  ",
+        "tabs\tand\nnew\r\nlines\n\n\nparagraphs",
+        "no\u{a0}break and\u{2003}em space",
+        "ünïcödé — dash…",
+    ] {
+        let line: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            crate::library::briefing::summary_chars(body),
+            line.chars().count(),
+            "{body:?}"
+        );
+    }
+}
+
+#[test]
+fn the_stores_briefing_reads_only_the_bodies_that_fit_and_says_what_brief_says() {
+    let f = fixture(&LearningKind::ALL);
+    let s = stamp(T0);
+    let dirs = ["web/src/api", "web/src", "src/db", "src", "docs"];
+    for n in 0..60 {
+        let dir = dirs[n % dirs.len()];
+        let paths: Vec<String> = match n % 4 {
+            0 => vec![format!("{dir}/**")],
+            1 => vec![format!("{dir}/x{}.rs", n % 3)],
+            2 => vec![format!("{dir}/*.rs"), "**/*.md".into()],
+            _ => Vec::new(),
+        };
+        let body = format!(
+            "About retry {n}.\n\n  Then\tmore  words: `pool_size` {}\n",
+            "x ".repeat(n)
+        );
+        let d = Draft {
+            kind: LearningKind::ALL[n % 4],
+            title: format!("Learning {n} on retry"),
+            body,
+            paths,
+            source: Source::default(),
+        };
+        f.library.propose(d, &s).expect("proposes");
+    }
+    f.library.retire(LearningId(1), None, &s).expect("retires");
+    let search = Search::open(&f.library).expect("opens");
+    let changed = changed(&[
+        "web/src/api/x0.rs",
+        "src/db/x1.rs",
+        "README.md",
+        "docs/guide.md",
+    ]);
+    let query = "retry pool_size";
+    let hits = search
+        .search(query, 20, &SearchFilter::default())
+        .expect("searches")
+        .hits;
+    let found = search
+        .cards(&hits.iter().map(|h| h.id).collect::<Vec<_>>())
+        .expect("cards");
+    let scoped = search.scoped_cards(&changed).expect("scoped");
+    for cap in [0, 50, 300, 1_000, 100_000] {
+        let got = f
+            .library
+            .briefing(&search, &changed, query, cap)
+            .expect("briefs");
+        assert_eq!(
+            got,
+            brief(&scoped, &changed, query, &found, cap),
+            "cap {cap}"
+        );
+        assert!(got.lines.iter().all(|l| l.id != LearningId(1)), "retired");
+        if cap == 1_000 {
+            assert!(!got.lines.is_empty() && !got.left_out.is_empty());
+        }
+    }
+}
+
+#[test]
+fn a_glob_is_tried_against_the_paths_under_its_prefix_and_matches_as_it_would_against_all() {
+    let globs = [
+        "web/**",
+        "web",
+        "web/",
+        "./web/src/**",
+        "web/src//",
+        "web//x",
+        "/**",
+        "**",
+        "**/*.rs",
+        "src/*.rs",
+        "src/**/mod.rs",
+        "src/a.rs",
+        "src/a.rs/",
+        "./src",
+        "src/?.rs",
+        "a//b",
+        "/abs",
+        "./",
+        "src/**",
+        "*",
+        "docs/**",
+        "src/*.ts",
+        "web/src/b.ts",
+        "*.md",
+        "web/src",
+        "src/a",
+        "/web/**",
+    ];
+    let paths = changed(&[
+        "web/src/a.ts",
+        "web",
+        "webby/a.ts",
+        "web//x",
+        "src/a.rs",
+        "src/a/b/mod.rs",
+        "src/mod.rs",
+        "./src/b.rs",
+        "a//b/c",
+        "/abs/x",
+        "top.rs",
+        "src/a.rs/deeper",
+    ]);
+    let cards: Vec<Card> = globs
+        .iter()
+        .enumerate()
+        .map(|(n, g)| card(n as u32 + 1, "T", &[g], "b"))
+        .collect();
+    let b = brief(&cards, &paths, "", &[], 1_000_000);
+    let mut placed: Vec<u32> = b.lines.iter().map(|l| l.id.0).collect();
+    placed.sort();
+    let want: Vec<u32> = globs
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| paths.iter().any(|p| glob_matches(g, p)))
+        .map(|(n, _)| n as u32 + 1)
+        .collect();
+    assert_eq!(placed, want);
+    assert!(want.len() > 10 && want.len() < globs.len(), "{want:?}");
+}

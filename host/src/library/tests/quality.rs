@@ -99,3 +99,24 @@ fn trigrams_fused_with_words_find_at_least_what_words_alone_find() {
 /// Measured on the fixture when the search was written (see docs/performance.md), less a
 /// little room for a tokenizer change in a newer SQLite.
 const FUSED_FLOOR: f64 = 0.95;
+
+#[test]
+fn the_trigram_ranking_computed_here_is_fts5s_bm25() {
+    let f = fixture_store();
+    let text = std::fs::read_to_string(fixtures().join("queries.json")).expect("queries");
+    let queries: Vec<Labelled> = serde_json::from_str(&text).expect("queries parse");
+    let search = Search::open(&f.library).expect("opens");
+    let mut asked = 0;
+    let extra = ["arse_conf", "HttpClient", "src/", "Config", "retry", "_id"];
+    for q in queries.iter().map(|q| q.query.as_str()).chain(extra) {
+        let chunks = crate::library::search::grams_query(q);
+        if chunks.is_empty() {
+            continue;
+        }
+        asked += 1;
+        let fts5 = search.grams_by_fts5(&chunks, 40).expect("fts5");
+        let here = search.grams_ids(&chunks, 40).expect("here");
+        assert_eq!(here, fts5, "{q:?}");
+    }
+    assert!(asked >= 15, "{asked}");
+}

@@ -1,5 +1,5 @@
 use super::*;
-use crate::library::search::{grams_query, words_query};
+use crate::library::search::{grams_fts, grams_query, words_query};
 
 fn accepted(f: &Fixture, title: &str, body: &str, paths: &[&str]) -> LearningId {
     let s = stamp(T0);
@@ -97,15 +97,16 @@ fn fts5_syntax_in_a_query_never_errors() {
         ids(&search, "\"NEAR\" (twice)", &SearchFilter::default()),
         [id]
     );
+    let q = words_query("a\"b (NEAR) c");
     assert!(
-        words_query("a\"b")
-            .split(" OR ")
-            .all(|t| t.starts_with('"') && t.ends_with('"'))
+        q.phrases
+            .iter()
+            .chain(&q.chunks)
+            .flatten()
+            .all(|w| !w.is_empty() && w.chars().all(char::is_alphanumeric)),
+        "{q:?}"
     );
-    assert_eq!(
-        grams_query("say \"hi\" now"),
-        "\"say \"\"hi\"\" now\" OR \"\"\"hi\"\"\""
-    );
+    assert_eq!(grams_fts(&grams_query("say \"hi\" now")), "\"\"\"hi\"\"\"");
 }
 
 #[test]
@@ -242,4 +243,128 @@ fn the_qmd_backend_needs_qmd_on_path() {
     assert_eq!(qmd_on(Some(&path)), Some(exe));
     let builtin = Library::new(&journal, Settings::default());
     assert!(builtin.check_backend(None).is_ok());
+}
+
+#[test]
+fn a_query_past_the_budget_ranks_the_learnings_with_every_word_first() {
+    let f = fixture(&[]);
+    let both = [
+        accepted(&f, "Pool timeout", "The pool waits for a timeout.", &[]),
+        accepted(&f, "Waiting", "A timeout on the pool is logged.", &[]),
+    ];
+    let mut pool_only = Vec::new();
+    for n in 0..10 {
+        let title = format!("Pool note {n}");
+        pool_only.push(accepted(&f, &title, "The pool is sized by hand.", &[]));
+    }
+    // Fewer than half the learnings hold "pool", so it keeps its weight.
+    for n in 0..14 {
+        accepted(&f, &format!("Other {n}"), "Nothing in common.", &[]);
+    }
+    let every = Search::open(&f.library).expect("opens");
+    let narrowed = Search::open(&f.library).expect("opens").with_budget(4);
+    let filter = SearchFilter::default();
+    // Twelve learnings match, four are ranked: the two with both words come first all
+    // the same, then the newest of the rest.
+    let found = ids(&narrowed, "pool timeout", &filter);
+    let mut first: Vec<LearningId> = found[..2].to_vec();
+    first.sort();
+    assert_eq!(first, both);
+    assert_eq!(found.len(), 6, "{found:?}");
+    assert!(found[2..].iter().all(|id| pool_only[6..].contains(id)));
+    // Within the budget nothing changes.
+    let all = ids(&every, "pool timeout", &filter);
+    assert_eq!(all.len(), 10);
+    let mut first: Vec<LearningId> = all[..2].to_vec();
+    first.sort();
+    assert_eq!(first, both);
+    // One word in more learnings than the budget: the words table ranks its newest
+    // matches (the trigram table lists more of them, newest first).
+    let pool: Vec<LearningId> = narrowed
+        .search_with("pool", 10, &filter, Engines::Words)
+        .expect("searches")
+        .hits
+        .iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(pool.len(), 4);
+    assert!(
+        pool.iter().all(|id| pool_only[6..].contains(id)),
+        "{pool:?}"
+    );
+}
+
+#[test]
+fn a_substring_past_the_budget_lists_its_newest_learnings() {
+    let f = fixture(&[]);
+    let made: Vec<LearningId> = (0..6)
+        .map(|n| {
+            let body = format!("`reparse_config{n}` reads the file again.");
+            accepted(&f, &format!("Note {n}"), &body, &[])
+        })
+        .collect();
+    let narrowed = Search::open(&f.library).expect("opens").with_budget(3);
+    let found = narrowed
+        .search("arse_conf", 10, &SearchFilter::default())
+        .expect("searches");
+    let newest_first: Vec<LearningId> = made.iter().rev().copied().collect();
+    assert_eq!(
+        found.hits.iter().map(|h| h.id).collect::<Vec<_>>(),
+        newest_first
+    );
+    assert!(found.hits.iter().all(|h| h.matched == ["trigram"]));
+}
+
+#[test]
+fn words_query_asks_for_the_whole_text_each_identifier_and_each_word() {
+    let q = words_query("Retry  parse_config!");
+    assert_eq!(
+        q.any(),
+        "\"retry parse config\" OR \"retry\" OR \"parse config\" OR \"parse\" OR \"config\""
+    );
+    assert_eq!(q.every().as_deref(), Some("\"retry\" AND \"parse config\""));
+    assert_eq!(words_query("retry").every(), None);
+    assert_eq!(
+        words_query("parse_config").every().as_deref(),
+        Some("\"parse config\"")
+    );
+    assert_eq!(words_query("").any(), "");
+    let long = words_query(&"word ".repeat(100));
+    assert_eq!(long.chunks, [["word"]], "each word once");
+    let many: String = (0..100).map(|n| format!("w{n} ")).collect();
+    assert_eq!(words_query(&many).chunks.len(), 32, "a long text is cut");
+    let twelve: String = (0..12).map(|n| format!("w{n} ")).collect();
+    assert_eq!(words_query(&twelve).phrases[0].len(), 12, "the whole text");
+    assert_eq!(
+        words_query(&many).phrases[0],
+        ["w0"],
+        "no phrase of a long text"
+    );
+}
+
+#[test]
+fn a_word_in_half_the_learnings_or_more_is_left_out_unless_nothing_else_is_left() {
+    let f = fixture(&[]);
+    let timeout = accepted(&f, "Timeouts", "The note is about the timeout.", &[]);
+    let mut notes = vec![timeout];
+    for n in 0..5 {
+        notes.push(accepted(&f, &format!("Note {n}"), "A note. The end.", &[]));
+    }
+    let search = Search::open(&f.library).expect("opens");
+    let words = |q: &str| -> Vec<LearningId> {
+        search
+            .search_with(q, 10, &SearchFilter::default(), Engines::Words)
+            .expect("searches")
+            .hits
+            .iter()
+            .map(|h| h.id)
+            .collect()
+    };
+    // bm25 gives "note" no weight here: it only ever ordered the tail.
+    assert_eq!(words("note timeout"), [timeout]);
+    let mut all = words("note");
+    all.sort();
+    assert_eq!(all, notes);
+    // A phrase stays, however common its words.
+    assert_eq!(words("the note"), [timeout]);
 }
