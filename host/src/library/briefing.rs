@@ -526,48 +526,45 @@ impl Search {
     /// Accepted learnings with a glob whose literal prefix is an ancestor of a changed
     /// path: every one that can match, and few that can't.
     pub fn scoped_cards(&self, changed: &[String]) -> Result<Vec<Card>> {
-        let mut q = self
-            .conn
-            .prepare_cached(
-                "SELECT d.id, d.kind, d.title, d.paths, d.body FROM scopes s JOIN docs d ON d.rowid = s.doc
-                 WHERE s.prefix = ?1 AND s.status = 'accepted'",
-            )
-            .map_err(db(&self.path))?;
-        let mut out: Vec<Card> = Vec::new();
-        let mut seen: HashSet<LearningId> = HashSet::new();
-        for prefix in prefixes(changed) {
-            let rows = q
-                .query_map(params![prefix], card_row)
-                .map_err(db(&self.path))?;
-            for row in rows {
-                if let Some(card) = row.map_err(db(&self.path))?
-                    && seen.insert(card.id)
-                {
-                    out.push(card);
-                }
-            }
-        }
-        Ok(out)
+        self.under_prefixes(
+            changed,
+            "SELECT d.id, d.kind, d.title, d.paths, d.body FROM scopes s JOIN docs d ON d.rowid = s.doc
+             WHERE s.prefix = ?1 AND s.status = 'accepted'",
+            card_row,
+            |c| c.id,
+        )
     }
 
     /// [`Search::scoped_cards`] without the bodies.
     fn scoped_rows(&self, changed: &[String]) -> Result<Vec<Row>> {
-        let mut q = self
-            .conn
-            .prepare_cached(
-                "SELECT doc, id, kind, title, paths, chars FROM scopes
-                 WHERE prefix = ?1 AND status = 'accepted'",
-            )
-            .map_err(db(&self.path))?;
-        let mut out: Vec<Row> = Vec::new();
+        self.under_prefixes(
+            changed,
+            "SELECT doc, id, kind, title, paths, chars FROM scopes
+             WHERE prefix = ?1 AND status = 'accepted'",
+            row,
+            |r| r.id,
+        )
+    }
+
+    /// What `sql` (one `?1`, a prefix) gives for each ancestor prefix of the changed
+    /// paths, each learning once, in the order first found.
+    fn under_prefixes<T>(
+        &self,
+        changed: &[String],
+        sql: &str,
+        map: fn(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
+        id_of: fn(&T) -> LearningId,
+    ) -> Result<Vec<T>> {
+        let mut q = self.conn.prepare_cached(sql).map_err(db(&self.path))?;
+        let mut out: Vec<T> = Vec::new();
         let mut seen: HashSet<LearningId> = HashSet::new();
         for prefix in prefixes(changed) {
-            let rows = q.query_map(params![prefix], row).map_err(db(&self.path))?;
-            for r in rows {
-                if let Some(r) = r.map_err(db(&self.path))?
-                    && seen.insert(r.id)
+            let rows = q.query_map(params![prefix], map).map_err(db(&self.path))?;
+            for found in rows {
+                if let Some(found) = found.map_err(db(&self.path))?
+                    && seen.insert(id_of(&found))
                 {
-                    out.push(r);
+                    out.push(found);
                 }
             }
         }

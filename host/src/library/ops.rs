@@ -165,27 +165,16 @@ impl Library {
 
     /// Puts a proposed learning (or update) in force.
     pub fn accept(&self, id: LearningId, stamp: &Stamp) -> Result<Learning> {
-        let _lock = self.lock()?;
-        let current = self.read(id)?;
-        if current.meta.status != LearningStatus::Proposed {
-            return Err(wrong(&current, "only a proposed learning can be accepted"));
-        }
-        let learning = Learning {
-            meta: Meta {
-                status: LearningStatus::Accepted,
-                replaces: None,
-                updated: stamp.t.clone(),
-                ..current.meta.clone()
-            },
-            body: current.body.clone(),
-        };
-        self.put(&learning)?;
-        self.journal
-            .append_repo(&[stamp.event(EventKind::LearningAccepted {
+        self.set_status(
+            id,
+            LearningStatus::Proposed,
+            LearningStatus::Accepted,
+            stamp,
+            |v| EventKind::LearningAccepted {
                 learning: id,
-                version: learning.meta.version,
-            })])?;
-        Ok(learning)
+                version: v,
+            },
+        )
     }
 
     /// Turns a proposal down. A rejected update gives way to the version it would have
@@ -314,6 +303,8 @@ impl Library {
         let learning = Learning {
             meta: Meta {
                 status: to,
+                // The version an update would replace matters only while it is proposed.
+                replaces: None,
                 updated: stamp.t.clone(),
                 ..current.meta.clone()
             },

@@ -1,11 +1,15 @@
 use std::sync::{Arc, Mutex};
 
-use serde_json::json;
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
 
 use super::*;
 use crate::claude::{RunOutcome, Runner};
+use crate::gazette::words::Words;
 use crate::item::event::{Finding, Usage};
-use crate::item::{LearningStatus, Lens, QuestionId, Severity};
+use crate::item::{LearningKind, LearningStatus, Lens, QuestionId, Severity};
+use crate::library::{Draft, Source};
 use crate::office::tests::{Bench, kinds};
 
 /// A stand-in for the librarian's model: answers every run with `answer`, and keeps
