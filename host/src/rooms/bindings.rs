@@ -2,15 +2,16 @@
 //! the conversions between their types and the plain types in `types.rs`.
 //!
 //! Kept private so that nothing outside `rooms` depends on generated code. Each
-//! line of the WIT package hall supports has a module here: `v0_6` is `wit/`,
-//! `v0_5` is `wit/frozen/0.5.0/`, `v0_4` is `wit/frozen/0.4.0/`, `v0_3` is
+//! line of the WIT package hall supports has a module here: `v0_7` is `wit/`,
+//! `v0_6` is `wit/frozen/0.6.0/`, `v0_5` is `wit/frozen/0.5.0/`, `v0_4` is `wit/frozen/0.4.0/`, `v0_3` is
 //! `wit/frozen/0.3.0/`, `v0_2` is `wit/frozen/0.2.0/`, `v0_1` is
 //! `wit/frozen/0.1.0/`. Their verdict and condense interfaces have the same
 //! shape, so one set of conversions is stamped out for all. Check detection
 //! (`gates` in 0.1, `checks` from 0.2, with CI files, setup and left-out commands
 //! from 0.3) and the merger's input (given the merged-result facts from 0.4, the
 //! merge train from 0.5) and plan (merge checks on predicted tips from 0.5) are
-//! converted apart. The plan world exists from 0.6 only.
+//! converted apart. The plan world exists from 0.6 on, with the same shape in
+//! every line that has it.
 
 use super::types as plain;
 
@@ -34,8 +35,8 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.6`, the current line: the others as in 0.5, plus the plan world.
-pub(crate) mod v0_6 {
+/// `hall:rooms@0.7`, the current line, the same shape as 0.6.
+pub(crate) mod v0_7 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
@@ -44,6 +45,20 @@ pub(crate) mod v0_6 {
 
     pub(crate) mod plan {
         wasmtime::component::bindgen!({ path: "../wit", world: "plan-room" });
+        pub(crate) use exports::hall::rooms::plan as api;
+    }
+}
+
+/// `hall:rooms@0.6`, frozen: the others as in 0.5, plus the plan world.
+pub(crate) mod v0_6 {
+    pub(crate) mod checks {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.6.0", world: "checks-room" });
+        pub(crate) use exports::hall::rooms::checks as api;
+    }
+    unchanged_worlds!("../wit/frozen/0.6.0");
+
+    pub(crate) mod plan {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.6.0", world: "plan-room" });
         pub(crate) use exports::hall::rooms::plan as api;
     }
 }
@@ -127,7 +142,12 @@ failure_from!(
     v0_6::verdict,
     v0_6::merger,
     v0_6::condense,
-    v0_6::plan
+    v0_6::plan,
+    v0_7::checks,
+    v0_7::verdict,
+    v0_7::merger,
+    v0_7::condense,
+    v0_7::plan
 );
 
 // ---------------------------------------------------------------- checks
@@ -191,6 +211,7 @@ checks_from_0_3!(v0_3);
 checks_from_0_3!(v0_4);
 checks_from_0_3!(v0_5);
 checks_from_0_3!(v0_6);
+checks_from_0_3!(v0_7);
 
 impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
     fn from(i: &plain::ChecksInput) -> Self {
@@ -364,6 +385,7 @@ unchanged_conversions!(v0_3);
 unchanged_conversions!(v0_4);
 unchanged_conversions!(v0_5);
 unchanged_conversions!(v0_6);
+unchanged_conversions!(v0_7);
 
 /// The merger's plan, read back from any line (`$check_onto` reads what only
 /// 0.5 and on decide: the PRs to merge in ahead for a merge check).
@@ -411,6 +433,7 @@ merger_plan!(v0_3, |_: &merger::api::Decision| Vec::new());
 merger_plan!(v0_4, |_: &merger::api::Decision| Vec::new());
 merger_plan!(v0_5, |d: &merger::api::Decision| d.check_onto.clone());
 merger_plan!(v0_6, |d: &merger::api::Decision| d.check_onto.clone());
+merger_plan!(v0_7, |d: &merger::api::Decision| d.check_onto.clone());
 
 /// The merger's input as rooms before 0.4 take it: without the merged-result
 /// facts, which such a room never reads (it judges by the older rules).
@@ -690,38 +713,49 @@ mod merger_0_6 {
     merger_input_from_0_5!(v0_6);
 }
 
+mod merger_0_7 {
+    merger_input_from_0_5!(v0_7);
+}
+
 // ---------------------------------------------------------------- plan
 
-mod plan_0_6 {
-    use super::{plain, v0_6::plan::api as w};
+/// The plan world's conversions for the line `$line` (0.6 and on: one shape).
+macro_rules! plan_conversions {
+    ($line:ident) => {
+        const _: () = {
+            use $line::plan::api as w;
 
-    impl From<&plain::PlanInput> for w::PlanInput {
-        fn from(i: &plain::PlanInput) -> Self {
-            Self {
-                request: i.request.clone(),
-                split: i.split,
-                reason: i.reason.clone(),
-                parts: i
-                    .parts
-                    .iter()
-                    .map(|p| w::Part {
-                        title: p.title.clone(),
-                        paths: p.paths.clone(),
-                        acceptance: p.acceptance.clone(),
-                    })
-                    .collect(),
-                max_parts: i.max_parts,
+            impl From<&plain::PlanInput> for w::PlanInput {
+                fn from(i: &plain::PlanInput) -> Self {
+                    Self {
+                        request: i.request.clone(),
+                        split: i.split,
+                        reason: i.reason.clone(),
+                        parts: i
+                            .parts
+                            .iter()
+                            .map(|p| w::Part {
+                                title: p.title.clone(),
+                                paths: p.paths.clone(),
+                                acceptance: p.acceptance.clone(),
+                            })
+                            .collect(),
+                        max_parts: i.max_parts,
+                    }
+                }
             }
-        }
-    }
 
-    impl From<w::PlanJudgement> for plain::PlanJudgement {
-        fn from(j: w::PlanJudgement) -> Self {
-            Self {
-                split: j.split,
-                reasons: j.reasons,
-                problems: j.problems,
+            impl From<w::PlanJudgement> for plain::PlanJudgement {
+                fn from(j: w::PlanJudgement) -> Self {
+                    Self {
+                        split: j.split,
+                        reasons: j.reasons,
+                        problems: j.problems,
+                    }
+                }
             }
-        }
-    }
+        };
+    };
 }
+plan_conversions!(v0_6);
+plan_conversions!(v0_7);

@@ -177,7 +177,7 @@ fn supported_text() -> Vec<String> {
         .collect()
 }
 
-/// The supported lines that have `world`, such as `0.6` alone for the plan world.
+/// The supported lines that have `world`, such as `0.6` and `0.7` for the plan world.
 fn supported_text_for(world: World) -> Vec<String> {
     supported_text()
         .into_iter()
@@ -198,7 +198,8 @@ mod tests {
         assert!(supported("0.4.0"));
         assert!(supported("0.5.0"));
         assert!(supported("0.6.0"));
-        assert!(!supported("0.7.0"));
+        assert!(supported("0.7.0"));
+        assert!(!supported("0.8.0"));
         assert!(!supported("1.0.0"));
         assert!(!supported(""));
     }
@@ -219,10 +220,11 @@ mod tests {
     fn the_plan_world_runs_from_0_6_only() {
         use super::World;
         assert!(World::Plan.runs_at("0.6.0"));
+        assert!(World::Plan.runs_at("0.7.0"));
         assert!(!World::Plan.runs_at("0.5.0"));
-        assert!(!World::Plan.runs_at("0.7.0"));
+        assert!(!World::Plan.runs_at("0.8.0"));
         assert!(World::Merger.runs_at("0.1.0"));
-        assert_eq!(super::supported_text_for(World::Plan), ["0.6"]);
-        assert_eq!(super::supported_text_for(World::Merger).len(), 6);
+        assert_eq!(super::supported_text_for(World::Plan), ["0.6", "0.7"]);
+        assert_eq!(super::supported_text_for(World::Merger).len(), 7);
     }
 }

@@ -50,7 +50,7 @@ pub use error::{FailureKind, RoomError};
 pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
-use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
+use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6, v0_7};
 use sandbox::{Call, Ctx};
 use world::Line;
 pub use world::World;
@@ -60,19 +60,27 @@ pub const PACKAGE: &str = "hall:rooms";
 
 /// The `major.minor` lines of the package this hall can run, oldest first. A
 /// version line is added when a new binding module lands in `bindings.rs`.
-pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0, 6)];
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] =
+    &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0, 6), (0, 7)];
 
 /// The package version hall's own rooms and the SDK are built against.
-pub const CURRENT_VERSION: &str = "0.6.0";
+pub const CURRENT_VERSION: &str = "0.7.0";
 
 /// One world's exports, bound at the line the room was built against.
-enum Bound<A, B, C, D, E, F> {
+enum Bound<A, B, C, D, E, F, G> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
     V0_4(D),
     V0_5(E),
     V0_6(F),
+    V0_7(G),
+}
+
+/// A world's exports from 0.6 on (the plan world), bound at the room's line.
+enum Since0_6<F, G> {
+    V0_6(F),
+    V0_7(G),
 }
 
 /// Calls one export of a room's world in a fresh sandbox (`$room.call`): looks up
@@ -91,6 +99,12 @@ macro_rules! invoke {
 /// Runs `$body` with `$e` bound to whichever line's exports `$bound` holds: the
 /// lines' generated types differ, the code that uses them does not.
 macro_rules! on_line {
+    (since 0.6: $bound:expr, $e:ident => $body:expr) => {
+        match $bound {
+            Since0_6::V0_6($e) => $body,
+            Since0_6::V0_7($e) => $body,
+        }
+    };
     ($bound:expr, $e:ident => $body:expr) => {
         match $bound {
             Bound::V0_1($e) => $body,
@@ -99,6 +113,7 @@ macro_rules! on_line {
             Bound::V0_4($e) => $body,
             Bound::V0_5($e) => $body,
             Bound::V0_6($e) => $body,
+            Bound::V0_7($e) => $body,
         }
     };
 }
@@ -414,6 +429,7 @@ enum Exports {
             v0_4::checks::ChecksRoomIndices,
             v0_5::checks::ChecksRoomIndices,
             v0_6::checks::ChecksRoomIndices,
+            v0_7::checks::ChecksRoomIndices,
         >,
     ),
     Verdict(
@@ -424,6 +440,7 @@ enum Exports {
             v0_4::verdict::VerdictRoomIndices,
             v0_5::verdict::VerdictRoomIndices,
             v0_6::verdict::VerdictRoomIndices,
+            v0_7::verdict::VerdictRoomIndices,
         >,
     ),
     Merger(
@@ -434,6 +451,7 @@ enum Exports {
             v0_4::merger::MergerRoomIndices,
             v0_5::merger::MergerRoomIndices,
             v0_6::merger::MergerRoomIndices,
+            v0_7::merger::MergerRoomIndices,
         >,
     ),
     Condense(
@@ -444,10 +462,11 @@ enum Exports {
             v0_4::condense::CondenseRoomIndices,
             v0_5::condense::CondenseRoomIndices,
             v0_6::condense::CondenseRoomIndices,
+            v0_7::condense::CondenseRoomIndices,
         >,
     ),
-    /// The plan world has one line so far.
-    Plan(v0_6::plan::PlanRoomIndices),
+    /// The plan world starts at 0.6.
+    Plan(Since0_6<v0_6::plan::PlanRoomIndices, v0_7::plan::PlanRoomIndices>),
 }
 
 impl TypedPre {
@@ -455,7 +474,7 @@ impl TypedPre {
     /// their types are checked on instantiation.
     fn new(world: World, line: Line, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
         macro_rules! bind {
-            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty, $f:ty) => {
+            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty, $f:ty, $g:ty) => {
                 Exports::$variant(match line {
                     Line::V0_1 => Bound::V0_1(<$a>::new(&pre)?),
                     Line::V0_2 => Bound::V0_2(<$b>::new(&pre)?),
@@ -463,6 +482,7 @@ impl TypedPre {
                     Line::V0_4 => Bound::V0_4(<$d>::new(&pre)?),
                     Line::V0_5 => Bound::V0_5(<$e>::new(&pre)?),
                     Line::V0_6 => Bound::V0_6(<$f>::new(&pre)?),
+                    Line::V0_7 => Bound::V0_7(<$g>::new(&pre)?),
                 })
             };
         }
@@ -474,7 +494,8 @@ impl TypedPre {
                 v0_3::checks::ChecksRoomIndices,
                 v0_4::checks::ChecksRoomIndices,
                 v0_5::checks::ChecksRoomIndices,
-                v0_6::checks::ChecksRoomIndices
+                v0_6::checks::ChecksRoomIndices,
+                v0_7::checks::ChecksRoomIndices
             ),
             World::Verdict => bind!(
                 Verdict,
@@ -483,7 +504,8 @@ impl TypedPre {
                 v0_3::verdict::VerdictRoomIndices,
                 v0_4::verdict::VerdictRoomIndices,
                 v0_5::verdict::VerdictRoomIndices,
-                v0_6::verdict::VerdictRoomIndices
+                v0_6::verdict::VerdictRoomIndices,
+                v0_7::verdict::VerdictRoomIndices
             ),
             World::Merger => bind!(
                 Merger,
@@ -492,7 +514,8 @@ impl TypedPre {
                 v0_3::merger::MergerRoomIndices,
                 v0_4::merger::MergerRoomIndices,
                 v0_5::merger::MergerRoomIndices,
-                v0_6::merger::MergerRoomIndices
+                v0_6::merger::MergerRoomIndices,
+                v0_7::merger::MergerRoomIndices
             ),
             World::Condense => bind!(
                 Condense,
@@ -501,13 +524,15 @@ impl TypedPre {
                 v0_3::condense::CondenseRoomIndices,
                 v0_4::condense::CondenseRoomIndices,
                 v0_5::condense::CondenseRoomIndices,
-                v0_6::condense::CondenseRoomIndices
+                v0_6::condense::CondenseRoomIndices,
+                v0_7::condense::CondenseRoomIndices
             ),
-            World::Plan if line >= World::Plan.since() => {
-                Exports::Plan(v0_6::plan::PlanRoomIndices::new(&pre)?)
-            }
-            // `served_version` never answers with a line that lacks the world.
-            World::Plan => wasmtime::bail!("the plan world starts at hall:rooms@0.6.0"),
+            World::Plan => Exports::Plan(match line {
+                Line::V0_6 => Since0_6::V0_6(v0_6::plan::PlanRoomIndices::new(&pre)?),
+                Line::V0_7 => Since0_6::V0_7(v0_7::plan::PlanRoomIndices::new(&pre)?),
+                // `served_version` never answers with a line that lacks the world.
+                _ => wasmtime::bail!("the plan world starts at hall:rooms@0.6.0"),
+            }),
         };
         Ok(Self { pre, exports })
     }
@@ -522,7 +547,7 @@ impl Exports {
             Self::Verdict(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Merger(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Condense(b) => on_line!(b, e => e.load(store, instance).map(drop)),
-            Self::Plan(e) => e.load(store, instance).map(drop),
+            Self::Plan(b) => on_line!(since 0.6: b, e => e.load(store, instance).map(drop)),
         }
     }
 }
@@ -579,6 +604,7 @@ impl Room {
             Bound::V0_4(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_5(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_6(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
+            Bound::V0_7(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
         }
     }
 
@@ -620,10 +646,10 @@ impl Room {
         &self,
         input: &types::PlanInput,
     ) -> Result<Outcome<types::PlanJudgement>, RoomError> {
-        let Exports::Plan(exports) = &self.pre.exports else {
+        let Exports::Plan(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::Plan));
         };
-        invoke!(self, exports, hall_rooms_plan.call_judge(&input.into()))
+        on_line!(since 0.6: bound, e => invoke!(self, e, hall_rooms_plan.call_judge(&input.into())))
     }
 
     /// Evaluates the room on JSON input and returns JSON output: the author's

@@ -22,8 +22,10 @@ pub(crate) enum Line {
     V0_4,
     /// `0.5.x`, frozen in `wit/frozen/0.5.0/`.
     V0_5,
-    /// `0.6.x`, the current `wit/`; the plan world starts here.
+    /// `0.6.x`, frozen in `wit/frozen/0.6.0/`; the plan world starts here.
     V0_6,
+    /// `0.7.x`, the current `wit/`.
+    V0_7,
 }
 
 impl Line {
@@ -37,6 +39,7 @@ impl Line {
             (Some(0), Some(4)) => Some(Line::V0_4),
             (Some(0), Some(5)) => Some(Line::V0_5),
             (Some(0), Some(6)) => Some(Line::V0_6),
+            (Some(0), Some(7)) => Some(Line::V0_7),
             _ => None,
         }
     }

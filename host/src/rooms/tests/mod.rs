@@ -30,6 +30,7 @@ const FROZEN_0_2: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_2_WASM"));
 const FROZEN_0_3: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_3_WASM"));
 const FROZEN_0_4: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_4_WASM"));
 const FROZEN_0_5: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_5_WASM"));
+const FROZEN_0_6: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_6_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -394,7 +395,7 @@ fn a_room_for_another_world_is_refused() {
     let message = err.message();
     assert!(
         message.contains(
-            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.6.0, not the merger world"
+            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.7.0, not the merger world"
         ),
         "{message}"
     );
@@ -410,11 +411,11 @@ fn an_unsupported_version_is_explained() {
                 path: "future.wasm".into(),
             },
         )
-        .expect_err("version 0.7 is not supported");
+        .expect_err("version 0.8 is not supported");
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     assert_eq!(
         err.message(),
-        "room future.wasm exports hall:rooms/merger@0.7.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4, 0.5, 0.6"
+        "room future.wasm exports hall:rooms/merger@0.8.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7"
     );
 }
 
@@ -562,7 +563,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.component);
     assert_eq!(report.runnable, vec![World::Merger]);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.6.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.7.0");
     assert!(
         report.imports.iter().all(|i| i.starts_with("wasi:")),
         "{:?}",
@@ -574,7 +575,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.runnable.is_empty());
     assert!(!report.implements[0].supported);
     assert!(
-        report.problems[0].contains("merger@0.7.0"),
+        report.problems[0].contains("merger@0.8.0"),
         "{:?}",
         report.problems
     );
@@ -1022,6 +1023,68 @@ fn a_merger_room_built_against_the_frozen_0_5_line_still_judges() {
     );
     assert_eq!(World::of_export("merger", "0.6.0"), Some(World::Merger));
     assert_eq!(World::of_export("plan", "0.6.0"), Some(World::Plan));
+}
+
+/// A plan room built against the frozen `hall:rooms@0.6.0`, the plan world's
+/// first line, still judges through the 0.6 bindings: the whole input reaches
+/// it and its judgement comes back whole.
+#[test]
+fn a_plan_room_built_against_the_frozen_0_6_line_still_judges() {
+    let report = rooms().check(FROZEN_0_6);
+    let exports: Vec<&str> = report
+        .implements
+        .iter()
+        .map(|i| i.export.as_str())
+        .collect();
+    assert_eq!(exports, ["hall:rooms/plan@0.6.0"], "{report:?}");
+    assert_eq!(report.runnable, [World::Plan], "{report:?}");
+    let room = rooms()
+        .load(
+            World::Plan,
+            FROZEN_0_6,
+            RoomSource::File {
+                path: "frozen-0-6.wasm".into(),
+            },
+        )
+        .expect("0.6 plan room loads");
+    assert_eq!(room.info().version, "0.6.0");
+    let input = PlanInput {
+        request: "Add a page and its API".into(),
+        split: true,
+        reason: "two halves".into(),
+        parts: vec![
+            PlanPart {
+                title: "API".into(),
+                paths: vec!["api/**".into(), "shared/x.rs".into()],
+                acceptance: "it answers".into(),
+            },
+            PlanPart {
+                title: "Web".into(),
+                paths: vec!["web/**".into()],
+                acceptance: "it shows".into(),
+            },
+        ],
+        max_parts: 3,
+    };
+    let got = room.judge_plan(&input).expect("call").expect("answer");
+    assert_eq!(
+        got,
+        PlanJudgement {
+            split: false,
+            reasons: vec!["frozen_0_6".into()],
+            problems: vec![
+                "frozen_0_6 split=true parts=2 titles=API+Web paths=3 max_parts=3 reason=two halves"
+                    .into()
+            ],
+        }
+    );
+    // Through run_json too, as `hall rooms run` would call it.
+    let out = room
+        .run_json(serde_json::to_value(&input).expect("json"))
+        .expect("runs");
+    assert_eq!(out["ok"]["reasons"][0], "frozen_0_6", "{out}");
+    assert_eq!(World::of_export("plan", "0.7.0"), Some(World::Plan));
+    assert_eq!(World::of_export("merger", "0.7.0"), Some(World::Merger));
 }
 
 // ---------------------------------------------------------------- run_json
