@@ -138,6 +138,7 @@ const WATCHED: &[&str] = &[
     "verdict",
     "merger",
     "plan",
+    "tool-policy",
     "condense-room",
     "condense/src",
     "condense/Cargo.toml",

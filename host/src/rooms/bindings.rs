@@ -11,7 +11,7 @@
 //! from 0.3) and the merger's input (given the merged-result facts from 0.4, the
 //! merge train from 0.5) and plan (merge checks on predicted tips from 0.5) are
 //! converted apart. The plan world exists from 0.6 on, with the same shape in
-//! every line that has it.
+//! every line that has it; the tool-policy world from 0.7.
 
 use super::types as plain;
 
@@ -35,7 +35,8 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.7`, the current line, the same shape as 0.6.
+/// `hall:rooms@0.7`, the current line: the others as in 0.6, plus the
+/// tool-policy world.
 pub(crate) mod v0_7 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
@@ -46,6 +47,11 @@ pub(crate) mod v0_7 {
     pub(crate) mod plan {
         wasmtime::component::bindgen!({ path: "../wit", world: "plan-room" });
         pub(crate) use exports::hall::rooms::plan as api;
+    }
+
+    pub(crate) mod tool_policy {
+        wasmtime::component::bindgen!({ path: "../wit", world: "tool-policy-room" });
+        pub(crate) use exports::hall::rooms::tool_policy as api;
     }
 }
 
@@ -147,7 +153,8 @@ failure_from!(
     v0_7::verdict,
     v0_7::merger,
     v0_7::condense,
-    v0_7::plan
+    v0_7::plan,
+    v0_7::tool_policy
 );
 
 // ---------------------------------------------------------------- checks
@@ -759,3 +766,93 @@ macro_rules! plan_conversions {
 }
 plan_conversions!(v0_6);
 plan_conversions!(v0_7);
+
+// ---------------------------------------------------------------- tool policy
+
+mod tool_policy_0_7 {
+    use super::{plain, v0_7::tool_policy::api as w};
+
+    fn call(c: &plain::ToolCall) -> w::ToolCall {
+        w::ToolCall {
+            tool: c.tool.clone(),
+            key: c.key.clone(),
+            preview: c.preview.clone(),
+            read_only: c.read_only,
+            command: c.command.as_ref().map(|s| w::Command {
+                kind: match s.kind {
+                    plain::CommandKind::ReadOnly => w::CommandKind::ReadOnly,
+                    plain::CommandKind::Test => w::CommandKind::Test,
+                    plain::CommandKind::Build => w::CommandKind::Build,
+                    plain::CommandKind::Mutating => w::CommandKind::Mutating,
+                    plain::CommandKind::Unknown => w::CommandKind::Unknown,
+                },
+                words: s.words.clone(),
+                commits: s.commits,
+                reports_fix: s.reports_fix,
+            }),
+        }
+    }
+
+    impl From<&plain::PolicyInput> for w::PolicyInput {
+        fn from(i: &plain::PolicyInput) -> Self {
+            Self {
+                call: call(&i.call),
+                item: i.item.as_ref().map(|item| w::ItemFacts {
+                    id: item.id.clone(),
+                    state: item.state.clone(),
+                    failing_checks: item
+                        .failing_checks
+                        .iter()
+                        .map(|f| w::FailingCheck {
+                            check: f.check.clone(),
+                            same_output_runs: f.same_output_runs,
+                        })
+                        .collect(),
+                }),
+                window: i
+                    .window
+                    .iter()
+                    .map(|p| w::PastCall {
+                        call: call(&p.call),
+                        outcome: match p.outcome {
+                            plain::CallOutcome::Success => w::Outcome::Success,
+                            plain::CallOutcome::Error => w::Outcome::Error,
+                            plain::CallOutcome::Blocked => w::Outcome::Blocked,
+                        },
+                        output_hash: p.output_hash.clone(),
+                        detector: p.detector.clone(),
+                    })
+                    .collect(),
+                settings: i
+                    .settings
+                    .iter()
+                    .map(|s| w::DetectorSetting {
+                        name: s.name.clone(),
+                        mode: match s.mode {
+                            plain::PolicyMode::Off => w::Mode::Off,
+                            plain::PolicyMode::Observe => w::Mode::Observe,
+                            plain::PolicyMode::Enforce => w::Mode::Enforce,
+                        },
+                        nudge_at: s.nudge_at,
+                        block_at: s.block_at,
+                    })
+                    .collect(),
+            }
+        }
+    }
+
+    impl From<w::PolicyVerdict> for plain::PolicyVerdict {
+        fn from(v: w::PolicyVerdict) -> Self {
+            Self {
+                action: match v.action {
+                    w::Action::Allow => plain::PolicyAction::Allow,
+                    w::Action::Nudge => plain::PolicyAction::Nudge,
+                    w::Action::Ask => plain::PolicyAction::Ask,
+                    w::Action::Deny => plain::PolicyAction::Deny,
+                },
+                detector: v.detector,
+                reason: v.reason,
+            }
+        }
+    }
+}

@@ -11,6 +11,7 @@ pub(crate) fn bytes(world: World) -> Option<&'static [u8]> {
         World::Merger => Some(include_bytes!(env!("HALL_ROOM_MERGER_WASM"))),
         World::Condense => Some(include_bytes!(env!("HALL_ROOM_CONDENSE_WASM"))),
         World::Plan => Some(include_bytes!(env!("HALL_ROOM_PLAN_WASM"))),
+        World::ToolPolicy => Some(include_bytes!(env!("HALL_ROOM_TOOL_POLICY_WASM"))),
     }
 }
 
@@ -22,5 +23,6 @@ pub(crate) fn sha256(world: World) -> Option<&'static str> {
         World::Merger => Some(env!("HALL_ROOM_MERGER_SHA256")),
         World::Condense => Some(env!("HALL_ROOM_CONDENSE_SHA256")),
         World::Plan => Some(env!("HALL_ROOM_PLAN_SHA256")),
+        World::ToolPolicy => Some(env!("HALL_ROOM_TOOL_POLICY_SHA256")),
     }
 }

@@ -227,4 +227,18 @@ mod tests {
         assert_eq!(super::supported_text_for(World::Plan), ["0.6", "0.7"]);
         assert_eq!(super::supported_text_for(World::Merger).len(), 7);
     }
+
+    #[test]
+    fn the_tool_policy_world_runs_from_0_7_only() {
+        use super::World;
+        assert!(World::ToolPolicy.runs_at("0.7.0"));
+        assert!(!World::ToolPolicy.runs_at("0.6.0"));
+        assert!(!World::ToolPolicy.runs_at("0.8.0"));
+        assert_eq!(super::supported_text_for(World::ToolPolicy), ["0.7"]);
+        assert_eq!(
+            World::of_export("tool-policy", "0.7.0"),
+            Some(World::ToolPolicy)
+        );
+        assert_eq!("tool-policy".parse::<World>().ok(), Some(World::ToolPolicy));
+    }
 }

@@ -1,9 +1,9 @@
 //! The rooms runtime: policy decisions made by WebAssembly components.
 //!
 //! Each room (check detection, verdict validation, the merger's judgement,
-//! condensing, the intake plan check) is a component behind a world of the
-//! `hall:rooms` WIT package, so a repository or an extension can swap a rule
-//! without rebuilding `hall`. This module is everything `hall` needs to do that
+//! condensing, the intake plan check, the tool-call policy) is a component
+//! behind a world of the `hall:rooms` WIT package, so a repository or an
+//! extension can swap a rule without rebuilding `hall`. This module is everything `hall` needs to do that
 //! safely:
 //!
 //! - [`Rooms`] owns the wasmtime engine (with its epoch ticker) and hall's cache
@@ -12,7 +12,8 @@
 //!   this hall supports and with the right types, before any of it runs;
 //!   [`Rooms::builtin`] loads the rooms embedded in the binary;
 //! - [`Room`]'s typed calls ([`Room::detect_checks`], [`Room::validate_verdict`],
-//!   [`Room::judge_merges`], [`Room::condense`], [`Room::judge_plan`]) and
+//!   [`Room::judge_merges`], [`Room::condense`], [`Room::judge_plan`],
+//!   [`Room::decide_tool_policy`]) and
 //!   [`Room::run_json`] run each call in a fresh sandbox bounded in time,
 //!   memory, output and answer size, where time and randomness are constants
 //!   (see `sandbox`);
@@ -467,6 +468,8 @@ enum Exports {
     ),
     /// The plan world starts at 0.6.
     Plan(Since0_6<v0_6::plan::PlanRoomIndices, v0_7::plan::PlanRoomIndices>),
+    /// The tool-policy world has one line so far.
+    ToolPolicy(v0_7::tool_policy::ToolPolicyRoomIndices),
 }
 
 impl TypedPre {
@@ -533,6 +536,12 @@ impl TypedPre {
                 // `served_version` never answers with a line that lacks the world.
                 _ => wasmtime::bail!("the plan world starts at hall:rooms@0.6.0"),
             }),
+            World::ToolPolicy => match line {
+                Line::V0_7 => {
+                    Exports::ToolPolicy(v0_7::tool_policy::ToolPolicyRoomIndices::new(&pre)?)
+                }
+                _ => wasmtime::bail!("the tool-policy world starts at hall:rooms@0.7.0"),
+            },
         };
         Ok(Self { pre, exports })
     }
@@ -548,6 +557,7 @@ impl Exports {
             Self::Merger(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Condense(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Plan(b) => on_line!(since 0.6: b, e => e.load(store, instance).map(drop)),
+            Self::ToolPolicy(e) => e.load(store, instance).map(drop),
         }
     }
 }
@@ -652,6 +662,23 @@ impl Room {
         on_line!(since 0.6: bound, e => invoke!(self, e, hall_rooms_plan.call_judge(&input.into())))
     }
 
+    /// Decides whether one tool call runs, given the session's recent calls.
+    /// Called from a hook on every tool call, so it goes through the same
+    /// bounded call as the others and nothing more.
+    pub fn decide_tool_policy(
+        &self,
+        input: &types::PolicyInput,
+    ) -> Result<Outcome<types::PolicyVerdict>, RoomError> {
+        let Exports::ToolPolicy(exports) = &self.pre.exports else {
+            return Err(self.wrong_world(World::ToolPolicy));
+        };
+        invoke!(
+            self,
+            exports,
+            hall_rooms_tool_policy.call_decide(&input.into())
+        )
+    }
+
     /// Evaluates the room on JSON input and returns JSON output: the author's
     /// test loop behind `hall rooms run`.
     ///
@@ -682,6 +709,9 @@ impl Room {
             }
             World::Plan => {
                 wrap(self.judge_plan(&serde_json::from_value(input).map_err(parse_error)?)?)
+            }
+            World::ToolPolicy => {
+                wrap(self.decide_tool_policy(&serde_json::from_value(input).map_err(parse_error)?)?)
             }
             World::Verdict => {
                 let text = match input {

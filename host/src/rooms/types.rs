@@ -5,9 +5,11 @@
 //! schemars derives so `hall rooms run` can read them as JSON and `hall schema`
 //! can describe them. Names and field names match the WIT ones on purpose: the
 //! built-in rules in `rooms/sdk/src/rules/` compile against these types as well,
-//! which is how the benchmark runs the same merger logic natively. The one
-//! exception is the plan world's `part`, which is [`PlanPart`] here: outside its
-//! interface, a bare `Part` would not say of what.
+//! which is how the benchmark runs the same merger logic natively. The
+//! exceptions are names that would not say of what outside their interface: the
+//! plan world's `part` is [`PlanPart`] here, and the tool-policy world's
+//! `command`, `outcome`, `action` and `mode` are [`ShellCommand`],
+//! [`CallOutcome`], [`PolicyAction`] and [`PolicyMode`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -618,4 +620,183 @@ pub struct PlanJudgement {
     pub reasons: Vec<String>,
     /// One sentence per problem, naming the part or parts concerned.
     pub problems: Vec<String>,
+}
+
+// ---------------------------------------------------------------- tool policy
+
+/// What a shell command does, as the gates' analysis reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandKind {
+    /// Only reads.
+    ReadOnly,
+    /// Runs tests.
+    Test,
+    /// Builds, checks or lints.
+    Build,
+    /// Changes files, a repository or anything else.
+    Mutating,
+    /// The analysis could not tell.
+    Unknown,
+}
+
+/// The analysis of a Bash call's command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellCommand {
+    /// The strongest kind among its simple commands.
+    pub kind: CommandKind,
+    /// Each simple command's program with its subcommand (`git commit`), at most 32.
+    #[serde(default)]
+    pub words: Vec<String>,
+    /// The command makes a commit.
+    #[serde(default)]
+    pub commits: bool,
+    /// The command tells Hallmark what a commit fixed (`hall fixed`).
+    #[serde(default)]
+    pub reports_fix: bool,
+}
+
+/// One tool call, normalised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// Claude Code's tool name.
+    pub tool: String,
+    /// The call's identity: equal keys do the same thing.
+    pub key: String,
+    /// A short, readable form of the call (at most 120 characters).
+    #[serde(default)]
+    pub preview: String,
+    /// Whether the call only reads.
+    #[serde(default)]
+    pub read_only: bool,
+    /// For Bash, the command's analysis.
+    #[serde(default)]
+    pub command: Option<ShellCommand>,
+}
+
+/// How a past call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CallOutcome {
+    /// It ran and succeeded.
+    Success,
+    /// It ran and failed.
+    Error,
+    /// This policy denied it; it did not run.
+    Blocked,
+}
+
+/// A call from the session's recent past.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PastCall {
+    /// The call.
+    pub call: ToolCall,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// A hash of its output or error; empty when nothing came back.
+    #[serde(default)]
+    pub output_hash: String,
+    /// For `blocked`: the detector that blocked it.
+    #[serde(default)]
+    pub detector: String,
+}
+
+/// A check whose latest runs keep failing the same way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailingCheck {
+    /// The check's command line.
+    pub check: String,
+    /// How many of its latest runs in a row failed with the same output.
+    pub same_output_runs: u32,
+}
+
+/// The item a session works on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemFacts {
+    /// Its id (`H-0042`).
+    pub id: String,
+    /// Its state (`development`, `fixing`…).
+    pub state: String,
+    /// Checks that failed on their latest run; filled only for a commit or `hall fixed`.
+    #[serde(default)]
+    pub failing_checks: Vec<FailingCheck>,
+}
+
+/// How `hall` treats what a detector decides.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyMode {
+    /// The detector does not run.
+    Off,
+    /// A `deny` or `ask` becomes a nudge, logged as a would-block.
+    Observe,
+    /// The detector's answer stands.
+    Enforce,
+}
+
+/// One detector's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DetectorSetting {
+    /// `repetition`, `oscillation`, `error-streak`, `same-failure`…
+    pub name: String,
+    /// Its mode.
+    pub mode: PolicyMode,
+    /// The count at which it nudges.
+    pub nudge_at: u32,
+    /// The count at which it blocks, given the evidence it needs.
+    pub block_at: u32,
+}
+
+/// Everything the tool-policy room decides one call from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyInput {
+    /// The call about to run.
+    pub call: ToolCall,
+    /// The item the session works on.
+    #[serde(default)]
+    pub item: Option<ItemFacts>,
+    /// The session's recent calls, oldest first.
+    #[serde(default)]
+    pub window: Vec<PastCall>,
+    /// Every detector's settings.
+    #[serde(default)]
+    pub settings: Vec<DetectorSetting>,
+}
+
+/// What happens to a call.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyAction {
+    /// It runs.
+    Allow,
+    /// It runs, and the agent is told the reason.
+    Nudge,
+    /// A person is asked before it runs.
+    Ask,
+    /// It does not run.
+    Deny,
+}
+
+/// The tool-policy room's answer for one call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PolicyVerdict {
+    /// What happens to the call.
+    pub action: PolicyAction,
+    /// The detector that decided; empty for `allow`.
+    #[serde(default)]
+    pub detector: String,
+    /// For the agent: what it keeps doing and what to do instead; empty for `allow`.
+    #[serde(default)]
+    pub reason: String,
 }

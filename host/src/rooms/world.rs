@@ -24,7 +24,7 @@ pub(crate) enum Line {
     V0_5,
     /// `0.6.x`, frozen in `wit/frozen/0.6.0/`; the plan world starts here.
     V0_6,
-    /// `0.7.x`, the current `wit/`.
+    /// `0.7.x`, the current `wit/`; the tool-policy world starts here.
     V0_7,
 }
 
@@ -45,7 +45,7 @@ impl Line {
     }
 }
 
-/// The five kinds of decision a room can make.
+/// The six kinds of decision a room can make.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -63,16 +63,22 @@ pub enum World {
     Condense,
     /// Checking the intake model's split of a request (from `hall:rooms@0.6.0`).
     Plan,
+    /// Deciding, before each tool call, whether the agent is going in circles
+    /// (from `hall:rooms@0.7.0`). Named with a hyphen everywhere, like its
+    /// WIT interface.
+    #[serde(rename = "tool-policy")]
+    ToolPolicy,
 }
 
 impl World {
     /// Every world, in a stable order.
-    pub const ALL: [World; 5] = [
+    pub const ALL: [World; 6] = [
         World::Checks,
         World::Verdict,
         World::Merger,
         World::Condense,
         World::Plan,
+        World::ToolPolicy,
     ];
 
     /// The short name used in config and on the command line (`merger`).
@@ -83,10 +89,12 @@ impl World {
             Self::Merger => "merger",
             Self::Condense => "condense",
             Self::Plan => "plan",
+            Self::ToolPolicy => "tool-policy",
         }
     }
 
-    /// Every world's name, for messages: `checks, verdict, merger, condense, plan`.
+    /// Every world's name, for messages: `checks, verdict, merger, condense, plan,
+    /// tool-policy`.
     pub fn list() -> String {
         Self::ALL.map(World::name).join(", ")
     }
@@ -101,6 +109,7 @@ impl World {
             Self::Merger => &["merger"],
             Self::Condense => &["condense"],
             Self::Plan => &["plan"],
+            Self::ToolPolicy => &["tool-policy"],
         }
     }
 
@@ -135,6 +144,7 @@ impl World {
     pub(crate) fn since(self) -> Line {
         match self {
             Self::Plan => Line::V0_6,
+            Self::ToolPolicy => Line::V0_7,
             _ => Line::V0_1,
         }
     }
@@ -157,6 +167,7 @@ impl World {
             Self::Verdict => "validate",
             Self::Merger | Self::Plan => "judge",
             Self::Condense => "condense",
+            Self::ToolPolicy => "decide",
         }
     }
 }

@@ -37,6 +37,7 @@ pub mod checks;
 pub mod condense;
 pub mod merger;
 pub mod plan;
+pub mod tool_policy;
 pub mod verdict;
 
 /// Exports a type implementing [`checks::ChecksRoom`] as this component's checks room.
@@ -92,6 +93,18 @@ macro_rules! export_plan {
         #[allow(unsafe_code)]
         const _: () = {
             $crate::plan::__export_plan_room!($room);
+        };
+    };
+}
+
+/// Exports a type implementing [`tool_policy::ToolPolicyRoom`] as this
+/// component's tool-policy room.
+#[macro_export]
+macro_rules! export_tool_policy {
+    ($room:ident) => {
+        #[allow(unsafe_code)]
+        const _: () = {
+            $crate::tool_policy::__export_tool_policy_room!($room);
         };
     };
 }

@@ -202,7 +202,7 @@ fn plan_room_runs_from_json_and_only_as_the_plan_world() {
 
 // ---------------------------------------------------------------- the base branch
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)

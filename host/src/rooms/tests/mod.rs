@@ -12,6 +12,7 @@ mod authoring_guide;
 mod built_in_checks;
 mod built_in_merger;
 mod built_in_plan;
+mod built_in_tool_policy;
 mod built_in_verdict;
 
 const LOOPING: &[u8] = include_bytes!(env!("HALL_FIXTURE_LOOPING_WASM"));
