@@ -41,12 +41,35 @@ const RUNNERS: &[&str] = &[
 ];
 
 impl Walker<'_> {
+    /// Keeps the first words of a simple command for [`super::kind`].
+    fn note_program(&mut self, argv: &[Arg]) {
+        /// Enough to see a program, its subcommand and its flags.
+        const WORDS: usize = 12;
+        /// A pathological command can't make the list grow without end.
+        const PROGRAMS: usize = 64;
+        if self.programs.len() < PROGRAMS {
+            let words = argv
+                .iter()
+                .take(WORDS)
+                .map(|a| {
+                    if a.dynamic {
+                        "$?".to_string()
+                    } else {
+                        a.text.clone()
+                    }
+                })
+                .collect();
+            self.programs.push(words);
+        }
+    }
+
     /// Classifies one simple command. `env` holds its prefix assignments.
     pub(super) fn classify(&mut self, argv: Vec<Arg>, env: Vec<(String, Arg)>, stdin: Stdin) {
         let Some(first) = argv.first() else {
             return;
         };
         self.check_ship(&argv);
+        self.note_program(&argv);
         if first.dynamic || first.text.contains(['*', '?', '[']) {
             let reason = format!("its command word `{}` is computed at run time", first.text);
             self.unfollowable(reason);

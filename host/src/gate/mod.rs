@@ -32,6 +32,7 @@ mod gh;
 mod git;
 mod heredoc;
 mod judge;
+mod kind;
 mod output;
 mod place;
 mod programs;
@@ -43,6 +44,7 @@ mod wrapper_table;
 mod wrappers;
 
 pub use judge::{Access, Denial, Gate, GuardMode, PlaceKind, Session, World, judge};
+pub use kind::{CommandKind, Kinds, kinds};
 pub use place::Place;
 pub use words::Arg as Word;
 
@@ -251,6 +253,9 @@ pub struct Analysis {
     pub findings: Vec<Finding>,
     /// The parser's complaint when the command (or a part run by a shell) didn't parse.
     pub parse_error: Option<String>,
+    /// Every simple command met, wrappers and shells included, as its first words
+    /// (program, then up to eleven arguments; a computed word reads `$?`).
+    pub programs: Vec<Vec<String>>,
 }
 
 impl Analysis {
@@ -268,7 +273,7 @@ impl Analysis {
 pub fn analyze(command: &str, ctx: &dyn GateContext) -> Analysis {
     let mut walker = shell::Walker::new(ctx);
     walker.analyze_top(command);
-    let (mut findings, parse_error) = walker.finish();
+    let (mut findings, parse_error, programs) = walker.finish();
     let allow = ctx.push_allow();
     if !allow.is_empty() {
         findings.retain(|f| {
@@ -278,6 +283,7 @@ pub fn analyze(command: &str, ctx: &dyn GateContext) -> Analysis {
     Analysis {
         findings,
         parse_error,
+        programs,
     }
 }
 

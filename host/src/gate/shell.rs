@@ -69,6 +69,9 @@ pub(super) struct Walker<'c> {
     /// The simple command currently being classified, for findings.
     pub(super) current: String,
     pub(super) opts: ParserOptions,
+    /// Every simple command classified, wrappers included, as its first few words:
+    /// what [`super::kind`] reads to tell a read from a test, a build or a change.
+    pub(super) programs: Vec<Vec<String>>,
 }
 
 impl<'c> Walker<'c> {
@@ -94,11 +97,12 @@ impl<'c> Walker<'c> {
             outer: None,
             current: String::new(),
             opts: ParserOptions::default(),
+            programs: Vec::new(),
         }
     }
 
-    pub(super) fn finish(self) -> (Vec<Finding>, Option<String>) {
-        (self.findings, self.parse_error)
+    pub(super) fn finish(self) -> (Vec<Finding>, Option<String>, Vec<Vec<String>>) {
+        (self.findings, self.parse_error, self.programs)
     }
 
     /// Records an effect against the command being classified.
