@@ -194,6 +194,49 @@ fn rewrite_version(journal: &hallmark::journal::Journal, v: u32) {
     }
 }
 
+/// Records `n` finished calls (builds, reads and edits, some failing) in the bench
+/// session's window, through the PostToolUse hooks, as a real session would.
+fn fill_window(hall: &str, wt: &Path, repo: &Path, n: usize) {
+    for i in 0..n {
+        let (tool, input) = match i % 3 {
+            0 => (
+                "Bash",
+                serde_json::json!({"command": format!("cargo build -p crate{}", i % 5)}),
+            ),
+            1 => (
+                "Read",
+                serde_json::json!({"file_path": wt.join(format!("src/f{i}.rs"))}),
+            ),
+            _ => (
+                "Edit",
+                serde_json::json!({"file_path": wt.join("work.txt"),
+                    "old_string": format!("a{i}"), "new_string": format!("b{i}")}),
+            ),
+        };
+        let (event, body) = if i % 4 == 0 {
+            (
+                "post-tool-use-failure",
+                serde_json::json!({"error": format!("Exit code 1: error {i}")}),
+            )
+        } else {
+            (
+                "post-tool-use",
+                serde_json::json!({"tool_response": {"stdout": format!("ok {i}")}}),
+            )
+        };
+        let mut hook = serde_json::json!({"session_id": "bench", "cwd": wt, "tool_name": tool,
+            "tool_input": input, "tool_use_id": format!("toolu_{i}")});
+        for (k, v) in body.as_object().expect("object") {
+            hook[k] = v.clone();
+        }
+        feed(hall, &["hook", event], hook.to_string().as_bytes(), repo);
+    }
+    let window = std::fs::read_to_string(repo.join(".git/hallmark/sessions/bench.json"))
+        .expect("the session's window");
+    let calls: serde_json::Value = serde_json::from_str(&window).expect("json");
+    assert_eq!(calls["calls"].as_array().map(Vec::len), Some(n.min(30)));
+}
+
 /// The hook inputs measured, each a tool call in `wt`.
 fn cases(wt: &Path) -> Vec<(&'static str, Vec<u8>)> {
     let input = |tool: &str, tool_input: serde_json::Value| {
@@ -305,6 +348,31 @@ fn main() {
                 );
             }
         }
+    }
+    // The tool-call policy ran in every case above (it is on by default, observing), with
+    // an empty window. Here it meets a session with a full window of past calls, and then
+    // is switched off on the base branch, to show what the policy itself costs.
+    fill_window(hall, &wt, &repo, 30);
+    println!("with a window of 30 past calls:");
+    for (name, stdin) in &cases {
+        let t = bench(hall, &["hook", "pre-tool-use"], stdin, &repo);
+        println!(
+            "  {name}: {:.2} ms = {:.1}x",
+            ms(t),
+            t.as_secs_f64() / noop.as_secs_f64()
+        );
+    }
+    std::fs::write(repo.join(".hallmark.toml"), "[policy]\nmode = \"off\"\n").expect("write");
+    git(&repo, &["add", ".hallmark.toml"]);
+    git(&repo, &["commit", "-q", "-m", "policy off"]);
+    println!("without the tool-call policy ([policy] mode = \"off\"):");
+    for (name, stdin) in &cases {
+        let t = bench(hall, &["hook", "pre-tool-use"], stdin, &repo);
+        println!(
+            "  {name}: {:.2} ms = {:.1}x",
+            ms(t),
+            t.as_secs_f64() / noop.as_secs_f64()
+        );
     }
     let version = bench(hall, &["--version"], b"", &repo);
     println!(

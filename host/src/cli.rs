@@ -95,6 +95,9 @@ pub enum Cmd {
     /// The Library of learnings: search, review proposals, retire, show, export, import.
     #[command(subcommand)]
     Library(LibraryCmd),
+    /// The tool-call policy: what its detectors said, to tune them before enforcing.
+    #[command(subcommand)]
+    Policy(PolicyCmd),
     /// List every command (`--json` for agents), or show one: `hall help drop`.
     Help {
         /// A command (`drop`, or `daemon run` for a nested one).
@@ -104,7 +107,8 @@ pub enum Cmd {
     Schema(SchemaArgs),
     /// The entry point for Claude Code hooks: reads the hook JSON on stdin.
     Hook {
-        /// session-start, user-prompt-submit, pre-tool-use, post-tool-use, stop or notification.
+        /// session-start, user-prompt-submit, pre-tool-use, post-tool-use,
+        /// post-tool-use-failure, stop or notification.
         event: String,
     },
 }
@@ -344,6 +348,22 @@ pub enum RoomsCmd {
         #[arg(long)]
         input: String,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PolicyCmd {
+    /// Nudges, would-blocks and blocks per detector, from the journal.
+    Report(PolicyReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PolicyReportArgs {
+    /// Only since this date or time (RFC 3339, e.g. 2026-11-01) or this long ago (e.g. 7d).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// List the newest calls the policy spoke about (at most 50).
+    #[arg(long)]
+    pub calls: bool,
 }
 
 #[derive(Subcommand, Debug)]

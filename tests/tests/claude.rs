@@ -530,3 +530,121 @@ fn the_real_client_runs_the_intake_command_line_and_hall_splits_on_its_plan() {
         .ok();
     assert!(usage.to_string().contains("\"intake\""), "{usage}");
 }
+
+/// The tool-call policy in the real client: a scripted model runs the same failing
+/// command five times. Observed (the default), the fifth call runs with a nudge that
+/// says it would have been blocked; enforced (in the user's own config, which the
+/// hooks read from the client's HOME), it is denied with the policy's reason. Either
+/// way a success afterwards leaves the next failure unremarked.
+#[test]
+fn in_the_real_client_a_repeated_failure_is_nudged_when_observed_and_denied_when_enforced() {
+    for mode in ["observe", "enforce"] {
+        let (sb, home) = world();
+        if mode == "enforce" {
+            let dir = home.join(".config/hallmark");
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join("config.toml"), "[policy]\nmode = \"enforce\"\n")
+                .expect("user config");
+        }
+        let v = sb.hall(&sb.repo, &["new", "--title", "Integration"]).ok();
+        let wt = sb.worktree(v["item"].as_str().expect("id"));
+        let failing = "./run-integration.sh --fast";
+        let mut turns: Vec<Turn> = (0..5).map(|_| Turn::bash(failing)).collect();
+        turns.push(Turn::bash("echo recovered"));
+        turns.push(Turn::bash("./another-step.sh"));
+        turns.push(Turn::text("Stopped."));
+        let stub = StubServer::start(turns).expect("stub");
+        run(&stub, &home, &wt, "Run the integration tests");
+        let policy = "Hallmark's tool policy";
+        for turn in 1..=4 {
+            let r = tool_result(&stub, turn);
+            assert_eq!(
+                r["is_error"], true,
+                "{mode}: the command failed by itself: {r}"
+            );
+            assert!(!r.to_string().contains(policy), "{mode}: not denied: {r}");
+        }
+        let fifth = tool_result(&stub, 5);
+        let requests = stub.turn_requests();
+        if mode == "enforce" {
+            assert!(
+                fifth.to_string().contains("tool policy (repetition)"),
+                "{mode}: denied by the repetition detector: {fifth}"
+            );
+        } else {
+            assert!(
+                !fifth.to_string().contains("GATE_DENIED"),
+                "{mode}: it ran: {fifth}"
+            );
+            assert!(
+                requests[5].mentions("would have been blocked"),
+                "{mode}: the model was told it would have been blocked"
+            );
+        }
+        // Nudged from the third identical failure on, before anything was blocked.
+        assert!(
+            requests[3].mentions("Hallmark's tool policy (repetition)"),
+            "{mode}"
+        );
+        assert_ne!(
+            tool_result(&stub, 6)["is_error"],
+            true,
+            "{mode}: the success ran"
+        );
+        let seventh = tool_result(&stub, 7);
+        assert_eq!(seventh["is_error"], true, "{mode}: {seventh}");
+        // Only the newest message: the conversation before it may carry older nudges.
+        let newest = requests[7].body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(Value::to_string)
+            .unwrap_or_default();
+        assert!(newest.contains("another-step"), "{mode}: {newest}");
+        assert!(
+            !newest.contains("tool policy"),
+            "{mode}: the success cleared the streak: {newest}"
+        );
+        let report = sb.hall(&sb.repo, &["policy", "report"]).ok();
+        let row = report["detectors"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["detector"] == "repetition")
+            .cloned()
+            .expect("repetition");
+        let blocked = if mode == "enforce" {
+            &row["blocks"]
+        } else {
+            &row["would_block"]
+        };
+        assert_eq!(blocked, 1, "{mode}: one block or would-block: {report}");
+        assert_eq!(
+            row["nudges"], 2,
+            "{mode}: the third and fourth calls: {report}"
+        );
+        // The pinned client reports a failed Bash command through PostToolUseFailure: the
+        // session's window holds the failures as errors, the success as a success.
+        let sessions = sb.journal().root().join("sessions");
+        let window: Vec<Value> = std::fs::read_dir(&sessions)
+            .expect("sessions")
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| serde_json::from_slice::<Value>(&std::fs::read(e.path()).ok()?).ok())
+            .flat_map(|s| s["calls"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let outcomes: Vec<&str> = window
+            .iter()
+            .map(|c| c["outcome"].as_str().unwrap_or(""))
+            .collect();
+        let want: &[&str] = if mode == "enforce" {
+            &[
+                "error", "error", "error", "error", "blocked", "success", "error",
+            ]
+        } else {
+            &[
+                "error", "error", "error", "error", "error", "success", "error",
+            ]
+        };
+        assert_eq!(outcomes, want, "{mode}");
+    }
+}

@@ -20,6 +20,7 @@ mod history;
 mod inbox;
 mod library;
 mod next;
+mod policy;
 pub mod trace;
 mod verdict;
 mod verify;
@@ -178,6 +179,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Reindex) => reindex::run(ctx),
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
         Some(Cmd::Library(c)) => library::run(ctx, &c),
+        Some(Cmd::Policy(c)) => policy::run(ctx, &c),
         Some(Cmd::Run(a)) => run::run(ctx, &a),
         Some(Cmd::Daemon(c)) => daemon::run(ctx, &c),
         Some(Cmd::Next(a)) => next::run(ctx, &a),

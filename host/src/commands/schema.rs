@@ -82,6 +82,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
             of::<library::ImportReply>(),
             of::<library::DistillReply>(),
         ] }),
+        "policy" => of::<policy::PolicyReport>(),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
             "type": "object",

@@ -21,6 +21,7 @@ pub mod plugin;
 pub mod policy;
 pub mod registry;
 pub mod rules;
+pub mod tool_policy;
 pub mod worktree;
 
 use std::path::PathBuf;

@@ -315,7 +315,16 @@ fn wildcard(p: &[u8], s: &[u8]) -> bool {
     }
 }
 
+/// The gates, then, for a call they let through, the tool-call policy.
 pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
+    if let Some(denied) = gates(hook)? {
+        return Ok(Some(denied));
+    }
+    super::tool_policy::pre_tool_use(hook)
+}
+
+/// The push, note, edit and protected-path gates: `Some` answer when one refuses.
+fn gates(hook: &Hook) -> Result<Option<String>> {
     let tool = hook.input.tool_name.as_deref().unwrap_or("");
     let input = hook.input.tool_input.as_ref();
     let field = |k: &str| {

@@ -12,6 +12,7 @@ mod gates;
 mod protect;
 mod record;
 mod session;
+pub mod tool_policy;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ pub enum HookEvent {
     UserPromptSubmit,
     PreToolUse,
     PostToolUse,
+    PostToolUseFailure,
     Stop,
     Notification,
 }
@@ -54,6 +56,7 @@ impl HookEvent {
             "userpromptsubmit" => HookEvent::UserPromptSubmit,
             "pretooluse" => HookEvent::PreToolUse,
             "posttooluse" => HookEvent::PostToolUse,
+            "posttoolusefailure" => HookEvent::PostToolUseFailure,
             "stop" => HookEvent::Stop,
             "notification" => HookEvent::Notification,
             _ => return None,
@@ -66,6 +69,7 @@ impl HookEvent {
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::Stop => "Stop",
             HookEvent::Notification => "Notification",
         }
@@ -85,6 +89,8 @@ pub struct Input {
     pub tool_name: Option<String>,
     pub tool_input: Option<Value>,
     pub tool_response: Option<Value>,
+    /// PostToolUseFailure: what went wrong.
+    pub error: Option<String>,
     pub last_assistant_message: Option<String>,
     pub message: Option<String>,
     pub notification_type: Option<String>,
@@ -172,6 +178,7 @@ fn run(event: HookEvent) -> Result<Option<String>, String> {
         HookEvent::UserPromptSubmit => context::user_prompt_submit(&hook),
         HookEvent::PreToolUse => gates::pre_tool_use(&hook),
         HookEvent::PostToolUse => record::post_tool_use(&hook),
+        HookEvent::PostToolUseFailure => record::post_tool_use_failure(&hook),
         HookEvent::Stop => record::stop(&hook),
         HookEvent::Notification => record::notification(&hook),
     };

@@ -24,7 +24,14 @@ fn append(hook: &Hook, item: Option<ItemId>, events: &[Event]) -> Result<()> {
     }?)
 }
 
+/// PostToolUseFailure: the call failed; the policy's window records it.
+pub fn post_tool_use_failure(hook: &Hook) -> Result<Option<String>> {
+    super::tool_policy::record_outcome(hook, false);
+    Ok(None)
+}
+
 pub fn post_tool_use(hook: &Hook) -> Result<Option<String>> {
+    super::tool_policy::record_outcome(hook, true);
     if hook.input.tool_name.as_deref() != Some("Bash") {
         return Ok(None);
     }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::item::ItemId;
 use crate::journal::Journal;
+use crate::rooms::types::PastCall;
 
 /// How many request ids are remembered for de-duplication across Stop hooks.
 const SEEN: usize = 500;
@@ -23,11 +24,23 @@ pub struct Session {
     pub seen: VecDeque<String>,
     /// The number of the item's events up to which the person's words were shown.
     pub shown: u64,
+    /// The tool-call policy's window: the session's latest calls and how each ended,
+    /// oldest first, at most `[policy] window` of them.
+    pub calls: VecDeque<PastCall>,
 }
 
 impl Session {
     pub fn seen(&self, id: &str) -> bool {
         self.seen.iter().any(|s| s == id)
+    }
+
+    /// Adds a call to the policy's window, dropping the oldest beyond `window`.
+    pub fn push_call(&mut self, call: PastCall, window: usize) {
+        self.calls.push_back(call);
+        let keep = window.clamp(1, crate::config::POLICY_WINDOW_MAX as usize);
+        while self.calls.len() > keep {
+            self.calls.pop_front();
+        }
     }
 
     pub fn remember(&mut self, id: String) {

@@ -174,6 +174,16 @@ pub fn describe(kind: &EventKind) -> String {
         ),
         EventKind::Notification { kind, message, .. } => format!("{kind}: {message}"),
         EventKind::GateDenied { gate, command, .. } => format!("{gate} gate: {}", clip(command)),
+        EventKind::ToolPolicy {
+            detector,
+            action,
+            would_block,
+            call,
+            ..
+        } => {
+            let what = if *would_block { "would block" } else { action };
+            format!("{detector} {what}: {}", clip(call))
+        }
         EventKind::RoomUsed {
             world,
             room,

@@ -98,7 +98,14 @@ pub struct Head<'a> {
 pub fn payload_matters(event: &str) -> bool {
     !matches!(
         event,
-        "prompt" | "turn" | "commit" | "check_run" | "gate_denied" | "attached" | "torn_line"
+        "prompt"
+            | "turn"
+            | "commit"
+            | "check_run"
+            | "gate_denied"
+            | "tool_policy"
+            | "attached"
+            | "torn_line"
     )
 }
 

@@ -435,6 +435,26 @@ pub enum EventKind {
         command: String,
         reason: String,
     },
+    /// The tool-call policy spoke about a call: a nudge, a would-block (a block or a
+    /// question the detector's `observe` mode turned into a nudge) or a block.
+    ToolPolicy {
+        /// The detector that decided (`repetition`, `error-streak`…).
+        detector: String,
+        /// What happened to the call: `nudge`, `ask` or `deny`.
+        action: String,
+        /// In `observe` mode: the detector would have denied or asked.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        would_block: bool,
+        /// Claude Code's tool name.
+        tool: String,
+        /// The call's short form (a command, a path).
+        call: String,
+        /// What the agent was told.
+        reason: String,
+        /// The Claude Code session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
     /// A room made a decision: which one (name, sha256, where it came from).
     RoomUsed {
         world: String,
@@ -582,6 +602,7 @@ impl EventKind {
         "usage",
         "notification",
         "gate_denied",
+        "tool_policy",
         "room_used",
         "inbox_dismissed",
         "attached",
@@ -643,6 +664,7 @@ impl EventKind {
             EventKind::Usage(_) => "usage",
             EventKind::Notification { .. } => "notification",
             EventKind::GateDenied { .. } => "gate_denied",
+            EventKind::ToolPolicy { .. } => "tool_policy",
             EventKind::RoomUsed { .. } => "room_used",
             EventKind::InboxDismissed { .. } => "inbox_dismissed",
             EventKind::Attached { .. } => "attached",

@@ -520,6 +520,7 @@ impl Item {
             | EventKind::Usage(_)
             | EventKind::Notification { .. }
             | EventKind::GateDenied { .. }
+            | EventKind::ToolPolicy { .. }
             | EventKind::RoomUsed { .. }
             | EventKind::InboxDismissed { .. }
             | EventKind::Attached { .. }
