@@ -281,6 +281,19 @@ fn cases(wt: &Path) -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+/// Measures every case once more under a heading, as ratios to the do-nothing process.
+fn each_case(heading: &str, hall: &str, cases: &[(&str, Vec<u8>)], repo: &Path, noop: Duration) {
+    println!("{heading}");
+    for (name, stdin) in cases {
+        let t = bench(hall, &["hook", "pre-tool-use"], stdin, repo);
+        println!(
+            "  {name}: {:.2} ms = {:.1}x",
+            ms(t),
+            t.as_secs_f64() / noop.as_secs_f64()
+        );
+    }
+}
+
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
     let mut dir = tempfile::tempdir().expect("tempdir");
@@ -353,27 +366,17 @@ fn main() {
     // an empty window. Here it meets a session with a full window of past calls, and then
     // is switched off on the base branch, to show what the policy itself costs.
     fill_window(hall, &wt, &repo, 30);
-    println!("with a window of 30 past calls:");
-    for (name, stdin) in &cases {
-        let t = bench(hall, &["hook", "pre-tool-use"], stdin, &repo);
-        println!(
-            "  {name}: {:.2} ms = {:.1}x",
-            ms(t),
-            t.as_secs_f64() / noop.as_secs_f64()
-        );
-    }
+    each_case("with a window of 30 past calls:", hall, &cases, &repo, noop);
     std::fs::write(repo.join(".hallmark.toml"), "[policy]\nmode = \"off\"\n").expect("write");
     git(&repo, &["add", ".hallmark.toml"]);
     git(&repo, &["commit", "-q", "-m", "policy off"]);
-    println!("without the tool-call policy ([policy] mode = \"off\"):");
-    for (name, stdin) in &cases {
-        let t = bench(hall, &["hook", "pre-tool-use"], stdin, &repo);
-        println!(
-            "  {name}: {:.2} ms = {:.1}x",
-            ms(t),
-            t.as_secs_f64() / noop.as_secs_f64()
-        );
-    }
+    each_case(
+        "without the tool-call policy ([policy] mode = \"off\"):",
+        hall,
+        &cases,
+        &repo,
+        noop,
+    );
     let version = bench(hall, &["--version"], b"", &repo);
     println!(
         "(for scale: `hall --version`, process start alone: {:.2} ms = {:.1}x)",

@@ -7,6 +7,7 @@
 //! command `mutating`, whatever the program is called.
 
 use super::classify::SHELLS;
+use super::programs::READERS;
 use super::wrappers::Wrapper;
 use super::{Analysis, Effect};
 
@@ -41,73 +42,11 @@ pub struct Kinds {
     pub reports_fix: bool,
 }
 
-/// Programs that only read what they are given (a write through a redirection or an
-/// option shows up as an effect instead).
-const READERS: &[&str] = &[
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "ag",
-    "ack",
-    "pwd",
-    "echo",
-    "printf",
-    "which",
-    "type",
-    "stat",
-    "file",
-    "tree",
-    "diff",
-    "cmp",
-    "less",
-    "more",
-    "sort",
-    "uniq",
-    "cut",
-    "tr",
-    "jq",
-    "yq",
-    "du",
-    "df",
-    "date",
-    "whoami",
-    "uname",
-    "true",
-    "false",
-    "test",
-    "[",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "sleep",
-    "nl",
-    "od",
-    "xxd",
-    "hexdump",
-    "column",
-    "fold",
-    "sha256sum",
-    "md5sum",
-    "cd",
-    "pushd",
-    "popd",
-    "fd",
-    "bat",
-    "exa",
-    "eza",
-    "locate",
-    "id",
-    "hostname",
-    "env",
-    "printenv",
-    "command",
+/// More programs that only read or print, besides the gates'
+/// own list of readers ([`super::programs::READERS`]).
+const QUIET: &[&str] = &[
+    "sort", "uniq", "tr", "yq", "xxd", "cd", "pushd", "popd", "fd", "exa", "eza", "locate", "env",
+    "printenv", "command",
 ];
 
 /// Subcommands of git that only read.
@@ -336,7 +275,7 @@ fn of(name: &str, sub: Option<&str>, args: &[String]) -> CommandKind {
             },
             _ => Unknown,
         },
-        n if READERS.contains(&n) => ReadOnly,
+        n if READERS.contains(&n) || QUIET.contains(&n) => ReadOnly,
         n if TEST_PROGRAMS.contains(&n) => Test,
         n if BUILD_PROGRAMS.contains(&n) => {
             if has("--fix") || has("--write") || has("-w") {

@@ -12,7 +12,7 @@ use super::shell::Walker;
 use super::words::Arg;
 
 /// Programs that only read the files they are given.
-const READERS: &[&str] = &[
+pub(super) const READERS: &[&str] = &[
     "cat",
     "less",
     "more",

@@ -693,6 +693,11 @@ fn answer(hook: &Hook, gate: &str, what: &str, err: HallError, decision: &str) -
             super::log_anywhere(&format!("PreToolUse: could not record a denial: {e}"));
         }
     }
+    decision_json(decision, &reason)
+}
+
+/// A PreToolUse answer that denies (`deny`) or asks (`ask`), with its reason.
+pub(super) fn decision_json(decision: &str, reason: &str) -> String {
     json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

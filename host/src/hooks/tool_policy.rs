@@ -145,14 +145,7 @@ fn answer(verdict: &PolicyVerdict, applied: &Applied) -> String {
             .with_check(format!("tool-policy:{detector}"));
             let reason =
                 serde_json::to_string(&err.reply()).unwrap_or_else(|_| err.message.clone());
-            json!({
-                "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": decision,
-                    "permissionDecisionReason": reason,
-                }
-            })
-            .to_string()
+            super::gates::decision_json(decision, &reason)
         }
         _ => {
             let mut text = format!("Hallmark's tool policy ({detector}): {}", verdict.reason);

@@ -236,11 +236,12 @@ fn commit_strict_room(root: &Path) {
     git(root, &["commit", "-qm", "Two parts at most"]);
 }
 
-#[test]
-fn the_base_branch_plan_room_decides_and_one_on_another_branch_changes_nothing() {
+/// A repository on `main` with one commit, its journal, and a `Hall` with no
+/// user-level rooms: only the repository's choice and the built-in room can serve.
+pub(super) fn temp_hall() -> (tempfile::TempDir, std::path::PathBuf, crate::hall::Hall) {
     use crate::config::Config;
     use crate::git::Repo;
-    use crate::hall::{Hall, policy};
+    use crate::hall::Hall;
     use crate::journal::Journal;
 
     let dir = tempfile::tempdir().expect("temp dir");
@@ -255,9 +256,16 @@ fn the_base_branch_plan_room_decides_and_one_on_another_branch_changes_nothing()
     let journal = Journal::new(repo.hall_dir());
     journal.init().expect("journal");
     let mut hall = Hall::with(repo, journal, Config::default());
-    // No user-level rooms: only the repository's choice and the built-in room.
     hall.config_dir = Some(base.join("config"));
     hall.cache_dir = Some(base.join("cache"));
+    (dir, root, hall)
+}
+
+#[test]
+fn the_base_branch_plan_room_decides_and_one_on_another_branch_changes_nothing() {
+    use crate::hall::{Hall, policy};
+
+    let (_dir, root, hall) = temp_hall();
 
     // Three parts, which the built-in rules allow with max_parts = 4.
     let three = plan(vec![

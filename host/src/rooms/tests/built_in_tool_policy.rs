@@ -282,27 +282,10 @@ fn room_limits() -> Limits {
 /// base branch like every room's; from another branch it changes nothing.
 #[test]
 fn the_base_branch_names_the_tool_policy_room() {
-    use super::built_in_plan::git;
-    use crate::config::Config;
-    use crate::git::Repo;
+    use super::built_in_plan::{git, temp_hall};
     use crate::hall::{Hall, policy};
-    use crate::journal::Journal;
 
-    let dir = tempfile::tempdir().expect("temp dir");
-    let base = dir.path().canonicalize().expect("canonical");
-    let root = base.join("repo");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    git(&root, &["init", "-q", "-b", "main"]);
-    std::fs::write(root.join("README.md"), "hello\n").expect("write");
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "Start"]);
-    let repo = Repo::discover(&root).expect("repo");
-    let journal = Journal::new(repo.hall_dir());
-    journal.init().expect("journal");
-    let mut hall = Hall::with(repo, journal, Config::default());
-    // No user-level rooms: only the repository's choice and the built-in room.
-    hall.config_dir = Some(base.join("config"));
-    hall.cache_dir = Some(base.join("cache"));
+    let (_dir, root, hall) = temp_hall();
     let serving = |hall: &Hall| {
         policy::room(rooms(), Some(hall), World::ToolPolicy).expect("tool-policy room")
     };
