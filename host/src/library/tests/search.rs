@@ -1,5 +1,5 @@
 use super::*;
-use crate::library::search::{grams_fts, grams_query, words_query};
+use crate::library::search::{grams_fts, grams_query, seams, words_query};
 
 fn accepted(f: &Fixture, title: &str, body: &str, paths: &[&str]) -> LearningId {
     let s = stamp(T0);
@@ -367,4 +367,46 @@ fn a_word_in_half_the_learnings_or_more_is_left_out_unless_nothing_else_is_left(
     assert_eq!(all, notes);
     // A phrase stays, however common its words.
     assert_eq!(words("the note"), [timeout]);
+}
+
+#[test]
+fn a_chunks_seams_are_where_its_words_meet() {
+    assert_eq!(seams("Ditu::quilinhan"), Some(vec!["tu::qu".to_string()]));
+    assert_eq!(
+        seams("src/jobs/queue.rs"),
+        Some(vec!["rc/jo".into(), "bs/qu".into(), "ue.rs".into()])
+    );
+    // Nothing to gain: no seam, a short chunk, a chunk beyond ASCII.
+    assert_eq!(seams("formatCents"), None);
+    assert_eq!(seams("a_b"), None);
+    assert_eq!(seams("données::clé"), None);
+}
+
+#[test]
+fn a_learning_holding_the_seams_but_not_the_chunk_is_not_a_match() {
+    let f = fixture(&[]);
+    let whole = accepted(&f, "Retry", "`HttpClient::retry` backs off.", &[]);
+    // `nt::re` and every trigram of the chunk, but never the chunk itself.
+    accepted(
+        &f,
+        "Apart",
+        "Client::reset, then HttpClient and retry.",
+        &[],
+    );
+    let search = Search::open(&f.library).expect("opens");
+    let found = search
+        .search_with(
+            "HttpClient::retry",
+            10,
+            &SearchFilter::default(),
+            Engines::WordsAndGrams,
+        )
+        .expect("searches");
+    let trigram: Vec<LearningId> = found
+        .hits
+        .iter()
+        .filter(|h| h.matched.contains(&"trigram"))
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(trigram, [whole]);
 }

@@ -21,7 +21,13 @@
 //!   learnings apart no better than the words do. What this costs in ranking is measured
 //!   by the bench (`benches/library.rs`) against a search that ranks every match.
 //! - The trigram table's bm25 is computed here from the matches' text, so its phrase,
-//!   dear for a long path, is matched once instead of three times.
+//!   dear for a long path, is matched once instead of three times; and where a chunk's
+//!   seams (`tu::qu`, `in/ze`: see `grams.rs`) find few enough rows, it is not matched
+//!   at all, the text read for ranking telling which rows hold it.
+//!
+//! The words table's side (the query, weighing, narrowing) is in `words.rs`, the
+//! trigram table's (seams, matching, ranking) in `grams.rs`; this file opens the
+//! database, keeps it in step with the files, and fuses the two lists.
 //!
 //! Both need nothing beyond rusqlite's `bundled` feature: the SQLite it compiles has
 //! FTS5 enabled, and is newer than 3.34, which brought the trigram tokenizer.
@@ -33,7 +39,10 @@
 //! cheap check. Keeping them apart means neither rebuild pays for, or can break, the
 //! other. The files are the truth; the tables only ever follow them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+mod grams;
+mod words;
+
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -44,6 +53,10 @@ use super::learning::Learning;
 use super::store::Problem;
 use super::{Library, LibraryError, Result};
 use crate::item::{LearningId, LearningKind, LearningStatus};
+pub(super) use grams::grams_query;
+#[cfg(test)]
+pub(super) use grams::{grams_fts, seams};
+pub(super) use words::words_query;
 
 const SCHEMA_VERSION: i64 = 3;
 
@@ -84,15 +97,6 @@ const RRF_K: f64 = 60.0;
 /// module's documentation). Ranking a match costs microseconds, so this bounds a search
 /// to a few milliseconds however common its words are in the store.
 pub const RANK_BUDGET: usize = 500;
-
-/// The words of a query that reach the words table; a longer text (an item's summary)
-/// is cut there, since more words match more of the store and add little.
-const MAX_WORDS: usize = 32;
-
-/// The most words the whole text is asked for as one phrase: a longer text (an item's
-/// title and summary) is never written word for word in a learning, and the phrase
-/// costs a walk through the doclists of all its words.
-const MAX_PHRASE: usize = 12;
 
 /// A refresh that read this many files builds the tables almost from nothing, and leaves
 /// them in as many segments as it wrote; merging them into one makes every later query
@@ -408,304 +412,6 @@ impl Search {
         })
     }
 
-    /// The words table's best `depth`: bm25 over every match when they fit the budget.
-    /// Else, each list ranked on its own and appended while there is room: the
-    /// learnings holding every chunk of the query (the newest `budget` of them); those
-    /// holding one of its rarer phrases or words (in at most `budget` learnings each,
-    /// rarest first, as many as the budget holds); the newest `budget` matches of any
-    /// word.
-    fn words(
-        &self,
-        query: &Weighed,
-        depth: usize,
-        filter: &SearchFilter,
-    ) -> Result<Vec<(i64, Hit)>> {
-        let any = query.words.any();
-        let held: Option<usize> = query
-            .rows
-            .iter()
-            .try_fold(0usize, |sum, n| Some(sum + (*n)?));
-        let floor = match held {
-            Some(n) if n <= self.budget => None,
-            _ => self.floor(WORDS_FLOOR_SQL, &any)?,
-        };
-        let Some(floor) = floor else {
-            return self.ranked(WORDS_SQL, &any, 0, depth, filter);
-        };
-        let mut hits = Fill::new(depth);
-        let every = query.words.every();
-        if let Some(every) = &every {
-            // Every chunk matches no more rows than its rarest chunk.
-            let most = query
-                .words
-                .chunks
-                .iter()
-                .filter_map(|c| query.words.phrases.iter().position(|p| p == c))
-                .filter_map(|i| query.rows[i])
-                .min();
-            let above = match most {
-                Some(n) if n <= self.budget => 0,
-                _ => self.floor(WORDS_FLOOR_SQL, every)?.unwrap_or(0),
-            };
-            hits.extend(self.ranked(WORDS_SQL, every, above, depth, filter)?);
-        }
-        if !hits.full() {
-            let mut rare: Vec<(usize, String)> = Vec::new();
-            for (phrase, rows) in query.words.phrases.iter().zip(&query.rows) {
-                let fts = quote(phrase);
-                if every.as_ref() == Some(&fts) {
-                    // Ranked in full above, or in more learnings than the budget.
-                    continue;
-                }
-                let n = match rows {
-                    Some(n) if phrase.len() == 1 => *n,
-                    _ => self.count(WORDS_COUNT_SQL, &fts)?,
-                };
-                if n <= self.budget {
-                    rare.push((n, fts));
-                }
-            }
-            rare.sort();
-            let mut held = 0;
-            let mut fill: Vec<String> = Vec::new();
-            for (n, fts) in rare {
-                if held + n > self.budget {
-                    break;
-                }
-                held += n;
-                fill.push(fts);
-            }
-            if !fill.is_empty() {
-                hits.extend(self.ranked(WORDS_SQL, &fill.join(" OR "), 0, depth, filter)?);
-            }
-        }
-        if !hits.full() {
-            hits.extend(self.ranked(WORDS_SQL, &any, floor, depth, filter)?);
-        }
-        Ok(hits.rows)
-    }
-
-    /// Leaves out of `query` the words held by half the rows or more, unless nothing
-    /// else would be left: bm25 gives such a word no weight (FTS5 floors its idf just
-    /// above zero), so it only adds rows to rank and a long doclist to read. Phrases of
-    /// several words stay, since a phrase can be rare when its words are not. Each
-    /// phrase is weighed with the most rows it can match: those of its rarest word.
-    fn weigh(&self, query: WordsQuery) -> Result<Weighed> {
-        let mut words: Vec<String> = query.phrases.iter().flatten().cloned().collect();
-        words.sort();
-        words.dedup();
-        let stems = self.stems(&words)?;
-        let mut rows_of: HashMap<String, usize> = HashMap::new();
-        {
-            let mut q = self
-                .conn
-                .prepare_cached("SELECT rows FROM terms WHERE term = ?1")
-                .map_err(db(&self.path))?;
-            for (word, stem) in words.iter().zip(&stems) {
-                if let Some(stem) = stem {
-                    let n: Option<i64> = q
-                        .query_row([stem], |r| r.get(0))
-                        .optional()
-                        .map_err(db(&self.path))?;
-                    rows_of.insert(word.clone(), usize::try_from(n.unwrap_or(0)).unwrap_or(0));
-                }
-            }
-        }
-        let total = self.meta_number("rows")?;
-        let weightless = |p: &Vec<String>| {
-            p.len() == 1 && rows_of.get(p[0].as_str()).is_some_and(|n| 2 * n >= total)
-        };
-        let mut kept = query.clone();
-        kept.phrases.retain(|p| !weightless(p));
-        kept.chunks.retain(|p| !weightless(p));
-        if kept.phrases.is_empty() {
-            kept = query;
-        }
-        let rows = kept
-            .phrases
-            .iter()
-            .map(|p| {
-                p.iter()
-                    .filter_map(|w| rows_of.get(w.as_str()).copied())
-                    .min()
-            })
-            .collect();
-        Ok(Weighed { words: kept, rows })
-    }
-
-    /// Each word as the words table stems it (`retries` → `retri`); None for a word
-    /// that is not exactly one token there.
-    fn stems(&self, words: &[String]) -> Result<Vec<Option<String>>> {
-        let mut out: Vec<Option<String>> = vec![None; words.len()];
-        if words.is_empty() {
-            return Ok(out);
-        }
-        self.conn
-            .execute_batch("SAVEPOINT stems")
-            .map_err(db(&self.path))?;
-        let read = (|| -> rusqlite::Result<()> {
-            let mut put = self
-                .conn
-                .prepare_cached("INSERT INTO temp.stems(rowid, word) VALUES(?1, ?2)")?;
-            for (n, word) in words.iter().enumerate() {
-                put.execute(params![n as i64, word])?;
-            }
-            let mut q = self
-                .conn
-                .prepare_cached("SELECT doc, term FROM temp.stem_vocabulary")?;
-            let mut tokens = vec![0usize; words.len()];
-            let rows = q.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-            for row in rows {
-                let (doc, term) = row?;
-                if let Some(n) = usize::try_from(doc).ok().filter(|n| *n < words.len()) {
-                    tokens[n] += 1;
-                    out[n] = Some(term);
-                }
-            }
-            for (slot, n) in out.iter_mut().zip(tokens) {
-                if n != 1 {
-                    *slot = None;
-                }
-            }
-            Ok(())
-        })();
-        let undone = self.conn.execute_batch("ROLLBACK TO stems; RELEASE stems");
-        read.map_err(db(&self.path))?;
-        undone.map_err(db(&self.path))?;
-        Ok(out)
-    }
-
-    /// The trigram table's best `depth`: bm25 over every match when they fit the budget,
-    /// else the newest matches.
-    ///
-    /// A trigram phrase is costly to match (a path of thirty characters is twenty-eight
-    /// trigrams, some in every learning), and FTS5's bm25 would match it twice more:
-    /// once to count the rows holding it, once to rank. So the phrase is matched once,
-    /// the matches' text is read from `docs`, and the same bm25 (the same weights,
-    /// k1 = 1.2, b = 0.75, idf floored just above zero) is computed here from where each
-    /// substring occurs; a test holds it to FTS5's order.
-    fn grams(
-        &self,
-        chunks: &[String],
-        depth: usize,
-        filter: &SearchFilter,
-    ) -> Result<Vec<(i64, Hit)>> {
-        if chunks.is_empty() {
-            return Ok(Vec::new());
-        }
-        let fts = grams_fts(chunks);
-        let limit = i64::try_from(self.budget.saturating_add(1)).unwrap_or(i64::MAX);
-        let rowids: Vec<i64> = {
-            let mut q = self
-                .conn
-                .prepare_cached(GRAMS_MATCHES_SQL)
-                .map_err(db(&self.path))?;
-            q.query_map(params![fts, limit], |r| r.get(0))
-                .map_err(db(&self.path))?
-                .collect::<rusqlite::Result<_>>()
-                .map_err(db(&self.path))?
-        };
-        if rowids.len() > self.budget {
-            return self.ranked(GRAMS_NEWEST_SQL, &fts, 0, depth, filter);
-        }
-        let mut q = self
-            .conn
-            .prepare_cached(
-                "SELECT id, version, title, kind, status, paths, body FROM docs WHERE rowid = ?1",
-            )
-            .map_err(db(&self.path))?;
-        let mut rows = Vec::with_capacity(rowids.len());
-        for rowid in rowids {
-            let row = q
-                .query_row([rowid], |r| {
-                    Ok(Matched {
-                        rowid,
-                        id: r.get(0)?,
-                        version: r.get(1)?,
-                        title: r.get(2)?,
-                        kind: r.get(3)?,
-                        status: r.get(4)?,
-                        paths: r.get(5)?,
-                        body: r.get(6)?,
-                    })
-                })
-                .optional()
-                .map_err(db(&self.path))?;
-            rows.extend(row);
-        }
-        let total = self.meta_number("rows")?.max(1) as f64;
-        let avgdl = (self.meta_number("gram_tokens")? as f64 / total).max(1.0);
-        let needles: Vec<String> = chunks.iter().map(|c| c.to_lowercase()).collect();
-        let texts: Vec<[String; 3]> = rows
-            .iter()
-            .map(|m| {
-                [
-                    m.title.to_lowercase(),
-                    m.body.to_lowercase(),
-                    m.paths.to_lowercase(),
-                ]
-            })
-            .collect();
-        let idf: Vec<f64> = needles
-            .iter()
-            .map(|n| {
-                let hit = texts
-                    .iter()
-                    .filter(|t| t.iter().any(|c| c.contains(n.as_str())))
-                    .count() as f64;
-                let idf = ((total - hit + 0.5) / (hit + 0.5)).ln();
-                if idf <= 0.0 { 1e-6 } else { idf }
-            })
-            .collect();
-        let (k1, b) = (1.2, 0.75);
-        let mut scored: Vec<(f64, i64, Hit)> = Vec::new();
-        for (m, text) in rows.into_iter().zip(&texts) {
-            let length: usize = text
-                .iter()
-                .map(|c| c.chars().count().saturating_sub(2))
-                .sum();
-            let mut score = 0.0;
-            for (needle, idf) in needles.iter().zip(&idf) {
-                let f: f64 = [10.0, 1.0, 3.0]
-                    .iter()
-                    .zip(text)
-                    .map(|(w, c)| w * occurrences(c, needle) as f64)
-                    .sum();
-                score += idf * f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * length as f64 / avgdl));
-            }
-            let rowid = m.rowid;
-            if let Some(hit) = m.hit(filter) {
-                scored.push((score, rowid, hit));
-            }
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.truncate(depth);
-        Ok(scored
-            .into_iter()
-            .map(|(_, rowid, hit)| (rowid, hit))
-            .collect())
-    }
-
-    /// FTS5's bm25 ranking of the trigram matches, for holding [`Search::grams`] to it.
-    #[cfg(test)]
-    pub(super) fn grams_by_fts5(&self, chunks: &[String], depth: usize) -> Result<Vec<LearningId>> {
-        let found = self.ranked(
-            GRAMS_SQL,
-            &grams_fts(chunks),
-            0,
-            depth,
-            &SearchFilter::default(),
-        )?;
-        Ok(found.into_iter().map(|(_, h)| h.id).collect())
-    }
-
-    /// [`Search::grams`]' ids, for the same.
-    #[cfg(test)]
-    pub(super) fn grams_ids(&self, chunks: &[String], depth: usize) -> Result<Vec<LearningId>> {
-        let found = self.grams(chunks, depth, &SearchFilter::default())?;
-        Ok(found.into_iter().map(|(_, h)| h.id).collect())
-    }
-
     /// A number the last refresh wrote into `meta`; 0 before the first.
     fn meta_number(&self, key: &str) -> Result<usize> {
         let value: Option<String> = self
@@ -716,35 +422,6 @@ impl Search {
         Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
-    /// How many learnings match `fts_query`, counted up to one past the budget (which
-    /// says "more than it"). Reads rowids only, in the order FTS5 keeps them.
-    fn count(&self, sql: &str, fts_query: &str) -> Result<usize> {
-        if fts_query.is_empty() {
-            return Ok(0);
-        }
-        let limit = i64::try_from(self.budget.saturating_add(1)).unwrap_or(i64::MAX);
-        let mut q = self.conn.prepare_cached(sql).map_err(db(&self.path))?;
-        let n: i64 = q
-            .query_row(params![fts_query, limit], |r| r.get(0))
-            .map_err(db(&self.path))?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
-    }
-
-    /// The rowid above which the newest `budget` matches of `fts_query` lie, or None when
-    /// there are no more matches than that. Reads rowids only, newest first, and stops at
-    /// the budget: no match is ranked.
-    fn floor(&self, sql: &str, fts_query: &str) -> Result<Option<i64>> {
-        if fts_query.is_empty() {
-            return Ok(None);
-        }
-        let budget = i64::try_from(self.budget).unwrap_or(i64::MAX);
-        let mut q = self.conn.prepare_cached(sql).map_err(db(&self.path))?;
-        q.query_row(params![fts_query, budget], |r| r.get(0))
-            .optional()
-            .map_err(db(&self.path))
-    }
-
-    /// The first `depth` rows of `sql` (one of the `*_SQL` statements) whose rowid is
     /// above `above`, with the filter applied before the limit.
     fn ranked(
         &self,
@@ -793,40 +470,6 @@ impl Search {
     }
 }
 
-/// Ranked by bm25: a title match counts ten times a body match, paths three times. FTS5
-/// takes the rowid bound itself, so a narrowed query ranks only the rows above it.
-const WORDS_SQL: &str = "SELECT d.rowid, d.id, d.version, d.title, d.kind, d.status
-  FROM words JOIN docs d ON d.rowid = words.rowid
-  WHERE words MATCH ?1 AND words.rowid > ?5 AND (?2 OR d.status = 'accepted')
-    AND (?3 = '' OR instr(',' || ?3 || ',', ',' || d.kind || ',') > 0)
-  ORDER BY bm25(words, 10.0, 1.0, 3.0, 1.0) LIMIT ?4";
-
-/// FTS5's own ranking of a trigram query, which [`Search::grams`] computes itself.
-#[cfg(test)]
-const GRAMS_SQL: &str = "SELECT d.rowid, d.id, d.version, d.title, d.kind, d.status
-  FROM grams JOIN docs d ON d.rowid = grams.rowid
-  WHERE grams MATCH ?1 AND grams.rowid > ?5 AND (?2 OR d.status = 'accepted')
-    AND (?3 = '' OR instr(',' || ?3 || ',', ',' || d.kind || ',') > 0)
-  ORDER BY bm25(grams, 10.0, 1.0, 3.0) LIMIT ?4";
-
-/// A trigram query's newest matches, unranked: FTS5 walks the rows newest first and stops
-/// at the limit.
-const GRAMS_NEWEST_SQL: &str = "SELECT d.rowid, d.id, d.version, d.title, d.kind, d.status
-  FROM grams JOIN docs d ON d.rowid = grams.rowid
-  WHERE grams MATCH ?1 AND grams.rowid > ?5 AND (?2 OR d.status = 'accepted')
-    AND (?3 = '' OR instr(',' || ?3 || ',', ',' || d.kind || ',') > 0)
-  ORDER BY grams.rowid DESC LIMIT ?4";
-
-const WORDS_FLOOR_SQL: &str =
-    "SELECT rowid FROM words WHERE words MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2";
-
-/// The rowids of a trigram query's matches, in rowid order, up to a limit: the one time
-/// the phrase is matched when the matches fit the budget.
-const GRAMS_MATCHES_SQL: &str = "SELECT rowid FROM grams WHERE grams MATCH ?1 LIMIT ?2";
-
-const WORDS_COUNT_SQL: &str =
-    "SELECT count(*) FROM (SELECT 1 FROM words WHERE words MATCH ?1 LIMIT ?2)";
-
 /// A search hit from a row of `docs`; None for an id or kind this version can't read.
 fn hit(id: &str, version: u32, title: String, kind: &str, status: &str) -> Option<Hit> {
     let (Ok(id), Ok(kind)) = (id.parse::<LearningId>(), kind.parse::<LearningKind>()) else {
@@ -846,75 +489,6 @@ fn hit(id: &str, version: u32, title: String, kind: &str, status: &str) -> Optio
         score: 0.0,
         matched: Vec::new(),
     })
-}
-
-/// A trigram match with its text.
-struct Matched {
-    rowid: i64,
-    id: String,
-    version: u32,
-    title: String,
-    kind: String,
-    status: String,
-    paths: String,
-    body: String,
-}
-
-impl Matched {
-    /// The hit, when the filter lets it through.
-    fn hit(self, filter: &SearchFilter) -> Option<Hit> {
-        let allowed = (filter.all || self.status == "accepted")
-            && (filter.kinds.is_empty() || filter.kinds.iter().any(|k| k.as_str() == self.kind));
-        if !allowed {
-            return None;
-        }
-        hit(&self.id, self.version, self.title, &self.kind, &self.status)
-    }
-}
-
-/// How many times `needle` occurs in `text`, overlaps included (as a trigram phrase
-/// matches at every position it starts).
-fn occurrences(text: &str, needle: &str) -> usize {
-    let mut n = 0;
-    let mut from = 0;
-    while let Some(at) = text[from..].find(needle) {
-        n += 1;
-        let start = from + at;
-        from = start + text[start..].chars().next().map_or(1, char::len_utf8);
-    }
-    n
-}
-
-/// Ranked lists appended in turn, each learning once, up to a depth.
-struct Fill {
-    rows: Vec<(i64, Hit)>,
-    seen: HashSet<i64>,
-    depth: usize,
-}
-
-impl Fill {
-    fn new(depth: usize) -> Fill {
-        Fill {
-            rows: Vec::new(),
-            seen: HashSet::new(),
-            depth,
-        }
-    }
-
-    fn full(&self) -> bool {
-        self.rows.len() >= self.depth
-    }
-
-    fn extend(&mut self, list: Vec<(i64, Hit)>) {
-        for (rowid, hit) in list {
-            if self.full() {
-                break;
-            }
-            if self.seen.insert(rowid) {
-                self.rows.push((rowid, hit));
-            }
-        }
-    }
 }
 
 fn forget(tx: &rusqlite::Transaction<'_>, name: &str) -> rusqlite::Result<()> {
@@ -968,123 +542,4 @@ fn insert(tx: &rusqlite::Transaction<'_>, name: &str, l: &Learning) -> rusqlite:
         params![rowid, m.title, l.body, paths],
     )?;
     Ok(())
-}
-
-/// The words table's query for what a person typed, as lowercase words: every phrase
-/// and word once (the whole text as one phrase when it has more than one chunk and at
-/// most [`MAX_PHRASE`] words, so a learning with the words in that order ranks first;
-/// each identifier-like chunk such as `parse_config` as a phrase of its words; then each
-/// word), and each chunk once.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct WordsQuery {
-    pub(super) phrases: Vec<Vec<String>>,
-    pub(super) chunks: Vec<Vec<String>>,
-}
-
-impl WordsQuery {
-    /// Any phrase or word: the query bm25 ranks.
-    pub(super) fn any(&self) -> String {
-        self.phrases
-            .iter()
-            .map(|p| quote(p))
-            .collect::<Vec<_>>()
-            .join(" OR ")
-    }
-
-    /// Every chunk, when that asks for more than one word.
-    pub(super) fn every(&self) -> Option<String> {
-        let more = self.chunks.len() > 1 || self.chunks.first().is_some_and(|c| c.len() > 1);
-        more.then(|| {
-            self.chunks
-                .iter()
-                .map(|c| quote(c))
-                .collect::<Vec<_>>()
-                .join(" AND ")
-        })
-    }
-}
-
-/// A words query without its weightless words, and the most rows each phrase can match
-/// (None: not known).
-struct Weighed {
-    words: WordsQuery,
-    rows: Vec<Option<usize>>,
-}
-
-/// A phrase as FTS5 reads it. Only letters and digits reach FTS5, inside double quotes:
-/// no input can be read as FTS5 syntax.
-fn quote(words: &[String]) -> String {
-    format!("\"{}\"", words.join(" "))
-}
-
-/// Splits what a person typed into chunks of lowercase words, up to [`MAX_WORDS`] words.
-pub(super) fn words_query(query: &str) -> WordsQuery {
-    let mut chunks: Vec<Vec<String>> = Vec::new();
-    let mut count = 0;
-    for chunk in query.split_whitespace() {
-        if count >= MAX_WORDS {
-            break;
-        }
-        let words: Vec<String> = chunk
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .take(MAX_WORDS - count)
-            .collect();
-        count += words.len();
-        if !words.is_empty() {
-            chunks.push(words);
-        }
-    }
-    let push = |list: &mut Vec<Vec<String>>, phrase: Vec<String>| {
-        if !list.contains(&phrase) {
-            list.push(phrase);
-        }
-    };
-    let mut q = WordsQuery::default();
-    let all = chunks.concat();
-    if chunks.len() > 1 && all.len() <= MAX_PHRASE {
-        push(&mut q.phrases, all);
-    }
-    for words in &chunks {
-        if words.len() > 1 {
-            push(&mut q.phrases, words.clone());
-        }
-        push(&mut q.chunks, words.clone());
-        for w in words {
-            push(&mut q.phrases, vec![w.clone()]);
-        }
-    }
-    q
-}
-
-/// The trigram table's substrings for a query: each chunk that looks like an
-/// identifier, a path or a code (it holds a digit, punctuation, or a capital after its
-/// first letter), or the one chunk of a one-chunk query, of three characters or more.
-/// Plain words, and the text as a whole, are left to the words table, where stemming,
-/// phrases and bm25 serve them better.
-pub(super) fn grams_query(query: &str) -> Vec<String> {
-    let chunks: Vec<&str> = query.split_whitespace().collect();
-    let mut parts: Vec<String> = Vec::new();
-    for chunk in &chunks {
-        let looks_coded = chunk.chars().any(|c| !c.is_alphabetic())
-            || chunk.chars().skip(1).any(char::is_uppercase);
-        if chunk.chars().count() >= 3
-            && (looks_coded || chunks.len() == 1)
-            && !parts.iter().any(|p| p == chunk)
-        {
-            parts.push(chunk.to_string());
-        }
-    }
-    parts
-}
-
-/// The substrings as FTS5 reads them: each quoted with `"` doubled, which FTS5 reads as
-/// a literal, OR'd.
-pub(super) fn grams_fts(chunks: &[String]) -> String {
-    chunks
-        .iter()
-        .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" OR ")
 }
