@@ -56,15 +56,13 @@ pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
     let Some(call) = call_of(hook, &settings) else {
         return Ok(None);
     };
-    let window = match hook.session_id() {
-        Some(sid) => {
-            let s = session::load(&hook.hall.journal, sid);
-            let skip = s.calls.len().saturating_sub(settings.window);
-            s.calls.into_iter().skip(skip).collect()
-        }
-        None => Vec::new(),
-    };
-    let item = item_facts(hook, &call);
+    let session = hook
+        .session_id()
+        .map(|sid| session::load(&hook.hall.journal, sid))
+        .unwrap_or_default();
+    let item = item_facts(hook, session.item, &call);
+    let skip = session.calls.len().saturating_sub(settings.window);
+    let window = session.calls.into_iter().skip(skip).collect();
     let input = PolicyInput {
         call: call.clone(),
         item: item.as_ref().map(|(_, f)| f.clone()),
@@ -117,7 +115,7 @@ pub fn apply(settings: &Settings, verdict: &PolicyVerdict) -> Option<Applied> {
 /// built-in one) on `input`, bounded like every room call.
 fn decide(hook: &Hook, input: &PolicyInput) -> std::result::Result<PolicyVerdict, String> {
     let rooms = crate::hall::policy::runtime_for(Some(&hook.hall)).map_err(|e| e.message)?;
-    let room = crate::hall::policy::room(&rooms, Some(&hook.hall), World::ToolPolicy)
+    let room = crate::hall::policy::room_fresh(&rooms, &hook.hall, World::ToolPolicy)
         .map_err(|e| e.message)?;
     match room.decide_tool_policy(input) {
         Ok(Ok(v)) => Ok(v),
@@ -317,18 +315,25 @@ pub fn normalise(tool: &str, input: &Value, settings: &Settings) -> ToolCall {
 }
 
 /// The item the session works on, with its failing checks when the call commits or
-/// reports a fix (the only calls the same-failure detector looks at).
-fn item_facts(hook: &Hook, call: &ToolCall) -> Option<(ItemId, ItemFacts)> {
-    let (id, item) = hook.item()?;
+/// reports a fix (the only calls the same-failure detector looks at). Those calls find
+/// the item as the gates do (the worktree's first, through the index); any other call
+/// takes the item the session is bound to (Hallmark binds a session when a turn ends
+/// in an item's worktree, or when `hall new` or `hall adopt` names one), which costs
+/// one small read instead of opening the index on every tool call.
+fn item_facts(hook: &Hook, bound: Option<ItemId>, call: &ToolCall) -> Option<(ItemId, ItemFacts)> {
     let wants_checks = call
         .command
         .as_ref()
         .is_some_and(|c| c.commits || c.reports_fix);
+    let id = match bound {
+        _ if wants_checks => hook.item()?.0,
+        Some(id) => id,
+        None => return None,
+    };
+    let events = hook.hall.events(id).ok()?;
+    let item = crate::item::fold(&events);
     let failing_checks = if wants_checks {
-        hook.hall
-            .events(id)
-            .map(|events| failing_checks(&events))
-            .unwrap_or_default()
+        failing_checks(&events)
     } else {
         Vec::new()
     };
