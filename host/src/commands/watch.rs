@@ -101,10 +101,11 @@ pub fn run(ctx: &Ctx, args: &WatchArgs) -> Result<Reply> {
             );
             return Ok(Reply::new(&f, text));
         }
-        let key = serde_json::to_string(&f).unwrap_or_default();
+        let line = serde_json::to_string(&f).unwrap_or_default();
+        let key = change_key(&f);
         if key != shown {
             let written = if json {
-                writeln!(out, "{key}")
+                writeln!(out, "{line}")
             } else {
                 // Home and clear, then the frame: a redraw with no terminal mode to undo.
                 write!(out, "\x1b[H\x1b[2J{}\n(Ctrl-C to stop)\n", text_of(&f))
@@ -127,6 +128,16 @@ pub fn run(ctx: &Ctx, args: &WatchArgs) -> Result<Reply> {
             }
         }
     }
+}
+
+/// What makes a frame new: everything but the lease's expiry, which the daemon pushes
+/// back on every pass without anything having happened.
+fn change_key(f: &WatchReply) -> String {
+    let mut v = serde_json::to_value(f).unwrap_or_default();
+    if let Some(lease) = v["now"].get_mut("lease").and_then(|l| l.as_object_mut()) {
+        lease.remove("expires");
+    }
+    v.to_string()
 }
 
 fn watch_error(e: &notify::Error) -> HallError {
@@ -262,4 +273,66 @@ fn text_of(f: &WatchReply) -> String {
     }
     t.push_str(&next_text(&f.next));
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::office::lease::Lease;
+    use crate::office::{Phase, Role};
+
+    fn frame(lease: Option<Lease>, events: usize) -> WatchReply {
+        WatchReply {
+            item: ItemId(1),
+            title: "t".into(),
+            state: State::Checks,
+            station: State::Checks.station().into(),
+            hold: None,
+            events,
+            last: None,
+            now: super::super::status::Now {
+                lease,
+                queued: false,
+                run: None,
+                offer: None,
+            },
+            queue: None,
+            steps: Vec::new(),
+            check_log: Some(CheckLog {
+                check: "cargo test".into(),
+                log: "cargo-test.log".into(),
+                tail: vec!["test a ... FAILED".into()],
+            }),
+            ended: false,
+            next: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_renewed_lease_is_not_a_change_but_a_new_event_or_holder_is() {
+        let lease = |holder: &str, expires: u64| Lease {
+            item: ItemId(1),
+            role: Role::Assayer,
+            phase: Phase::Checks,
+            holder: holder.into(),
+            pid: 0,
+            taken: 100,
+            expires,
+        };
+        let a = change_key(&frame(Some(lease("daemon:1", 200)), 3));
+        assert_eq!(a, change_key(&frame(Some(lease("daemon:1", 260)), 3)));
+        assert_ne!(a, change_key(&frame(Some(lease("daemon:2", 200)), 3)));
+        assert_ne!(a, change_key(&frame(Some(lease("daemon:1", 200)), 4)));
+        assert_ne!(a, change_key(&frame(None, 3)));
+        let text = text_of(&frame(Some(lease("daemon:1", 200)), 3));
+        assert!(
+            text.contains("now      assayer (checks) by daemon:1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("check    cargo test (cargo-test.log)"),
+            "{text}"
+        );
+        assert!(text.contains("    test a ... FAILED"), "{text}");
+    }
 }
