@@ -76,8 +76,15 @@ pub fn run(ctx: &Ctx, args: &WatchArgs) -> Result<Reply> {
     let json = std::env::args().any(|a| a == "--json") || !std::io::stdout().is_terminal();
     let (tx, rx) = mpsc::channel();
     let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
-        // A send fails only once the receiver is gone, when nothing needs to know.
-        let _ = tx.send(e.is_ok());
+        // Reading a file is an event too (inotify's open and access), and the frame
+        // itself reads the item's files: only a write, a new or a removed file counts,
+        // or the watch would wake itself forever.
+        if let Ok(e) = e
+            && !matches!(e.kind, notify::EventKind::Access(_))
+        {
+            // A send fails only once the receiver is gone, when nothing needs to know.
+            let _ = tx.send(());
+        }
     })
     .map_err(|e| watch_error(&e))?;
     for (path, mode) in watched(&hall, id) {
