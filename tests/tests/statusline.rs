@@ -105,6 +105,26 @@ fn the_line_reads_the_board_not_the_journal_and_rebuilds_a_missing_one() {
     // A board that is not JSON is a cache like any other: rebuilt, never an error.
     std::fs::write(&board, "{ torn").unwrap();
     assert_eq!(line(&sb, &wt, "s"), "H-0001 development · \"Board\"");
+
+    // The journal moved past a board written seconds ago: it is shown as it is (the
+    // hooks append on every tool call; the line must not rebuild for each).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&board).unwrap()).unwrap();
+    v["inbox"] = 5.into();
+    v["changes"] = 0.into();
+    v["at_unix"] = now.into();
+    std::fs::write(&board, v.to_string()).unwrap();
+    assert_eq!(
+        line(&sb, &wt, "s"),
+        "H-0001 development · \"Board\" · inbox 5"
+    );
+    // The same board an hour old is stale: rebuilt before it is shown.
+    v["at_unix"] = (now - 3600).into();
+    std::fs::write(&board, v.to_string()).unwrap();
+    assert_eq!(line(&sb, &wt, "s"), "H-0001 development · \"Board\"");
 }
 
 #[test]
