@@ -87,6 +87,10 @@ pub enum Cmd {
     Trace(TraceArgs),
     /// Attach a file (copied into the journal) or a link (never fetched) to the item's Gazette.
     Attach(AttachArgs),
+    /// Follow an item live (state, lease, queue, the run's last steps, the check log) until it leaves the loop.
+    Watch(WatchArgs),
+    /// One line for Claude Code's status line (session JSON on stdin; `--json` for its parts); never fails.
+    Statusline,
     /// Print the item's Gazette page if it is stale, and say where it is (`--open` shows it).
     Gazette(GazetteArgs),
     /// Which room serves each world; check or run a room component.
@@ -221,6 +225,12 @@ pub struct InboxArgs {
     /// What the loop handles on its own.
     #[arg(long)]
     pub notices: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// The item (default: the one whose worktree this is).
+    pub id: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -425,6 +435,10 @@ pub enum SetupCmd {
         /// per-session form); the hooks gate either way.
         #[arg(long)]
         no_confine: bool,
+        /// Also make `hall statusline` Claude Code's status line (~/.claude/settings.json),
+        /// unless one is set already.
+        #[arg(long)]
+        statusline: bool,
     },
 }
 

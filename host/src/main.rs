@@ -15,6 +15,11 @@ fn main() -> ExitCode {
     if args.get(1).map(String::as_str) == Some("hook") {
         return ExitCode::from(hallmark::hooks::main(&args[2..]));
     }
+    // So does the status line: Claude Code shows whatever it prints, so it must print a
+    // line or nothing and exit 0, never a usage error.
+    if args.get(1).map(String::as_str) == Some("statusline") {
+        return ExitCode::from(hallmark::hooks::statusline::main(&args[2..]));
+    }
     let force_json = args.iter().any(|a| a == "--json");
     let json = force_json || !std::io::stdout().is_terminal();
     let cli = match Cli::try_parse_from(&args) {

@@ -179,7 +179,12 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
             } else {
                 daemon::Until::Stopped
             };
-            let log = daemon::run(repos, until, Duration::from_secs_f64(*tick))?;
+            let log = daemon::run(
+                repos,
+                until,
+                Duration::from_secs_f64(*tick),
+                super::board::refresh_if_moved,
+            )?;
             let mut r = status_reply(ctx, None);
             r.next = vec!["hall status".into(), "hall inbox".into()];
             // The steps were printed live, on stderr; the text doesn't repeat them.

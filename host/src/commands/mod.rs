@@ -5,6 +5,7 @@ mod adopt;
 mod answer;
 mod ask;
 mod attach;
+pub mod board;
 mod budget;
 mod claude;
 mod daemon;
@@ -45,6 +46,7 @@ pub mod setup;
 mod status;
 mod unshared;
 mod usage;
+mod watch;
 
 use serde::Serialize;
 
@@ -142,8 +144,30 @@ pub fn torn_warnings(path: &std::path::Path, torn: &[crate::journal::Torn]) -> V
         .collect()
 }
 
-/// Runs one parsed command.
+/// Runs one parsed command, then brings the status board up to date when the command
+/// changed the journal (see `board.rs`).
 pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
+    // Commands that never write the journal, or that watch it for a long time, skip the
+    // board check.
+    let skip = matches!(
+        cmd,
+        Some(
+            Cmd::Help { .. }
+                | Cmd::Schema(_)
+                | Cmd::Hook { .. }
+                | Cmd::Statusline
+                | Cmd::Watch(_)
+                | Cmd::Verify(_)
+        )
+    );
+    let reply = run_command(cmd, ctx);
+    if !skip {
+        board::after_command(ctx);
+    }
+    reply
+}
+
+fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
     match cmd {
         None => status::run(
             ctx,
@@ -157,7 +181,8 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Setup(crate::cli::SetupCmd::Claude {
             dry_run,
             no_confine,
-        })) => setup::claude(dry_run, no_confine),
+            statusline,
+        })) => setup::claude(dry_run, no_confine, statusline),
         Some(Cmd::New(a)) => new::run(ctx, &a),
         Some(Cmd::Claude(a)) => claude::run(ctx, &a),
         Some(Cmd::Adopt(a)) => adopt::run(ctx, &a),
@@ -192,6 +217,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Trace(a)) => trace::run(ctx, &a),
         Some(Cmd::Attach(a)) => attach::run(ctx, &a),
         Some(Cmd::Gazette(a)) => gazette::run(ctx, &a),
+        Some(Cmd::Watch(a)) => watch::run(ctx, &a),
         Some(Cmd::Help { command }) => help::run(&command),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves
@@ -199,6 +225,12 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Hook { .. }) => Err(HallError::usage(
             "`hall hook` reads Claude Code's hook JSON on stdin",
         )),
+        // Like `hall hook`, main() hands `hall statusline` to its reader before parsing
+        // (it must never fail); only `hall --json statusline` gets here.
+        Some(Cmd::Statusline) => Err(HallError::usage(
+            "`hall statusline` takes `--json` after the command",
+        )
+        .hint("hall statusline --json")),
     }
 }
 

@@ -54,6 +54,9 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "trace" => of::<trace::TraceReply>(),
         "attach" => of::<attach::AttachReply>(),
         "gazette" => of::<gazette::GazetteReply>(),
+        "watch" => of::<watch::WatchReply>(),
+        "statusline" => of::<crate::hall::statusline::Line>(),
+        "statusline-board" => of::<crate::hall::statusline::Board>(),
         "gazette-words" => crate::gazette::words::schema(),
         "distillation" => {
             serde_json::from_str(crate::office::librarian::SCHEMA_FILE).unwrap_or_default()
@@ -115,6 +118,7 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                     "plan-file",
                     "gazette-words",
                     "distillation",
+                    "statusline-board",
                 ]
                 .map(String::from),
             );

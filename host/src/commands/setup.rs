@@ -5,7 +5,8 @@
 //! hooks (so hooks work whatever the session's PATH), then asks the `claude` CLI to add
 //! the marketplace and install the plugin at user scope. Both steps are idempotent.
 //! Setup also makes the user's hallmark signing key when there is none (see
-//! `crate::sign`).
+//! `crate::sign`). With `--statusline` it also makes `hall statusline` Claude Code's
+//! status line, in the user's `~/.claude/settings.json`, unless one is set already.
 
 use serde::Serialize;
 
@@ -29,7 +30,110 @@ pub struct SetupReply {
     pub signing_key: String,
     /// Whether `hall claude` starts sessions in Claude Code's sandbox.
     pub sessions: SessionsSetup,
+    /// The status line, when `--statusline` asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statusline: Option<StatuslineSetup>,
     pub next: Vec<String>,
+}
+
+/// What `--statusline` did to Claude Code's user settings.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct StatuslineSetup {
+    /// The settings file.
+    pub settings: String,
+    /// The command Claude Code runs for its status line.
+    pub command: String,
+    /// `written`, `would write` (a dry run), `already set` (to this command), or `kept`
+    /// (another status line is set, and is left as it is).
+    pub outcome: String,
+    /// The status line command found in the settings, when it is not ours.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing: Option<String>,
+}
+
+/// Sets `statusLine` in Claude Code's settings file `path` to run `command`, unless a
+/// status line is set already. The key is inserted into the file's text, so the rest
+/// of the user's file keeps its order and layout.
+pub fn set_statusline(
+    path: &std::path::Path,
+    command: &str,
+    dry_run: bool,
+) -> Result<StatuslineSetup> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).at(path),
+    };
+    let unreadable = |why: String| {
+        HallError::new(
+            Code::InvalidConfig,
+            format!("{}: {why}; the status line was not set", path.display()),
+        )
+        .hint(format!("edit {}", path.display()))
+        .hint("hall setup claude --statusline")
+    };
+    let settings: serde_json::Value = if text.trim().is_empty() {
+        serde_json::json!({})
+    } else {
+        serde_json::from_str(&text).map_err(|e| unreadable(format!("not JSON: {e}")))?
+    };
+    let Some(object) = settings.as_object() else {
+        return Err(unreadable("not a JSON object".into()));
+    };
+    let mut setup = StatuslineSetup {
+        settings: path.display().to_string(),
+        command: command.to_string(),
+        outcome: String::new(),
+        existing: None,
+    };
+    if let Some(existing) = object.get("statusLine") {
+        let theirs = existing["command"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| existing.to_string());
+        setup.outcome = if theirs == command {
+            "already set"
+        } else {
+            "kept"
+        }
+        .into();
+        if theirs != command {
+            setup.existing = Some(theirs);
+        }
+        return Ok(setup);
+    }
+    if dry_run {
+        setup.outcome = "would write".into();
+        return Ok(setup);
+    }
+    let entry = serde_json::json!({ "type": "command", "command": command });
+    let open = text.find('{').unwrap_or(0);
+    let new = if object.is_empty() {
+        format!("{{\n  \"statusLine\": {entry}\n}}\n")
+    } else {
+        format!(
+            "{}{{\n  \"statusLine\": {entry},{}",
+            &text[..open],
+            &text[open + 1..]
+        )
+    };
+    // The edit must leave the same settings plus the status line, or nothing is written.
+    let check: Option<serde_json::Value> = serde_json::from_str(&new).ok();
+    let mut expected = settings.clone();
+    expected["statusLine"] = entry;
+    if check.as_ref() != Some(&expected) {
+        return Err(HallError::internal(format!(
+            "{}: adding the status line would change the file's other settings; nothing was written",
+            path.display()
+        ))
+        .hint(format!("edit {}", path.display())));
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).at(dir)?;
+    }
+    crate::journal::file::write_atomic(path, new.as_bytes()).at(path)?;
+    setup.outcome = "written".into();
+    Ok(setup)
 }
 
 /// How sessions are confined (see docs/security.md).
@@ -62,7 +166,7 @@ fn record_confine(confine: bool) -> Result<()> {
     crate::journal::file::write_atomic(&path, doc.to_string().as_bytes()).at(&path)
 }
 
-pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
+pub fn claude(dry_run: bool, no_confine: bool, statusline: bool) -> Result<Reply> {
     let root = marketplace_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
     let plugin = root.join("hallmark");
     let hall = this_hall()?;
@@ -137,11 +241,42 @@ pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
             "{m}; until then `hall claude` refuses to start a session unconfined unless told `--unconfined`"
         ));
     }
-    let next = if dry_run {
-        vec!["hall setup claude".to_string()]
+    let statusline = if statusline {
+        let home = dirs::home_dir().ok_or_else(|| {
+            HallError::internal("no home directory, so Claude Code's settings can't be found")
+                .hint("hall setup claude")
+        })?;
+        let command = format!("{} statusline", crate::hall::plugin::shell_word(&hall));
+        Some(set_statusline(
+            &home.join(".claude").join("settings.json"),
+            &command,
+            dry_run,
+        )?)
+    } else {
+        None
+    };
+    let mut next = if dry_run {
+        vec![format!(
+            "hall setup claude{}",
+            if statusline.is_some() {
+                " --statusline"
+            } else {
+                ""
+            }
+        )]
     } else {
         vec!["hall doctor".to_string(), "hall claude".to_string()]
     };
+    if let Some(s) = statusline.as_ref().filter(|s| s.outcome == "kept") {
+        warnings.push(format!(
+            "{} already has a status line ({}); it is kept. To use Hallmark's, replace its `statusLine` with {{\"type\": \"command\", \"command\": \"{}\"}}",
+            s.settings,
+            s.existing.as_deref().unwrap_or(""),
+            s.command.replace('"', "\\\"")
+        ));
+        next.insert(0, format!("edit {}", s.settings));
+        next.push("hall statusline".to_string());
+    }
     let reply = SetupReply {
         dry_run,
         marketplace: root.display().to_string(),
@@ -151,10 +286,30 @@ pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
         commands,
         signing_key,
         sessions,
+        statusline,
         next,
     };
+    let status_text = match &reply.statusline {
+        Some(s) => match s.outcome.as_str() {
+            "kept" => format!(
+                "Kept the status line already set in {}: {}\n",
+                s.settings,
+                s.existing.as_deref().unwrap_or("")
+            ),
+            "already set" => format!(
+                "The status line in {} already runs {}.\n",
+                s.settings, s.command
+            ),
+            "would write" => format!(
+                "Would set the status line in {} to {}.\n",
+                s.settings, s.command
+            ),
+            _ => format!("Set the status line in {} to {}.\n", s.settings, s.command),
+        },
+        None => String::new(),
+    };
     let text = format!(
-        "{} the Hallmark plugin in {} (hooks call {}).\n{}\n{}",
+        "{} the Hallmark plugin in {} (hooks call {}).\n{}\n{status_text}{}",
         if dry_run {
             "Would install"
         } else {
@@ -171,4 +326,60 @@ pub fn claude(dry_run: bool, no_confine: bool) -> Result<Reply> {
         next_text(&reply.next)
     );
     Ok(Reply::new(&reply, text).warn(warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_line_is_added_to_the_settings_and_never_replaces_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".claude/settings.json");
+        // No file yet: a dry run writes nothing, a real run makes the file.
+        let s = set_statusline(&path, "/bin/hall statusline", true).unwrap();
+        assert_eq!(s.outcome, "would write");
+        assert!(!path.exists());
+        let s = set_statusline(&path, "/bin/hall statusline", false).unwrap();
+        assert_eq!(s.outcome, "written");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"statusLine": {"type": "command", "command": "/bin/hall statusline"}})
+        );
+        assert_eq!(
+            set_statusline(&path, "/bin/hall statusline", false)
+                .unwrap()
+                .outcome,
+            "already set"
+        );
+
+        // The user's other settings keep their order and layout.
+        let theirs = "{\n  \"model\": \"opus\",\n  \"env\": {\"A\": \"1\"}\n}\n";
+        std::fs::write(&path, theirs).unwrap();
+        set_statusline(&path, "/bin/hall statusline", false).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.ends_with("\n  \"model\": \"opus\",\n  \"env\": {\"A\": \"1\"}\n}\n"),
+            "{text}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["model"], "opus");
+        assert_eq!(v["statusLine"]["command"], "/bin/hall statusline");
+
+        // Someone else's status line is kept, and named.
+        let mine = "{\"statusLine\": {\"type\": \"command\", \"command\": \"~/bin/line.sh\"}}";
+        std::fs::write(&path, mine).unwrap();
+        let s = set_statusline(&path, "/bin/hall statusline", false).unwrap();
+        assert_eq!(s.outcome, "kept");
+        assert_eq!(s.existing.as_deref(), Some("~/bin/line.sh"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
+
+        // A file that is not JSON is the user's to fix.
+        std::fs::write(&path, "{ nope").unwrap();
+        let e = set_statusline(&path, "/bin/hall statusline", false).unwrap_err();
+        assert_eq!(e.code, Code::InvalidConfig);
+        assert!(!e.next.is_empty());
+    }
 }

@@ -72,7 +72,7 @@ pub struct Now {
     pub offer: Option<String>,
 }
 
-fn now_block(hall: &Hall, id: crate::item::ItemId, item: &Item) -> Now {
+pub(super) fn now_block(hall: &Hall, id: crate::item::ItemId, item: &Item) -> Now {
     let lease = crate::office::lease::current(hall.journal.root(), id);
     let run = super::trace::runs(&hall.journal.item_dir(id).join("runs"))
         .last()

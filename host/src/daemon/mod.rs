@@ -156,6 +156,9 @@ pub struct Scheduler {
     backoff: HashMap<PathBuf, Duration>,
     /// What was said once and is not said again (a kept worktree, a streak of gh errors).
     said: HashSet<(PathBuf, String)>,
+    /// Called with each repository after its pass: keeps the caches the commands layer
+    /// owns (the status board) current with what the loop changed.
+    after_pass: Option<fn(&Hall)>,
 }
 
 impl Scheduler {
@@ -184,7 +187,14 @@ impl Scheduler {
             next_merge: HashMap::new(),
             backoff: HashMap::new(),
             said: HashSet::new(),
+            after_pass: None,
         }
+    }
+
+    /// Calls `f` with each repository after its pass (and once more at the end).
+    pub fn after_pass(mut self, f: fn(&Hall)) -> Scheduler {
+        self.after_pass = Some(f);
+        self
     }
 
     /// Says `did` unless it was said before for `repo`.
@@ -419,6 +429,16 @@ impl Scheduler {
                 self.emit(line);
             }
         }
+        // The last jobs' changes, which no pass followed.
+        if let Some(f) = self.after_pass {
+            let list = self
+                .repos
+                .clone()
+                .unwrap_or_else(crate::hall::registry::registered);
+            for hall in list.iter().filter_map(|r| open(r).ok()) {
+                f(&hall);
+            }
+        }
         let mut end = read_state().unwrap_or_else(|| self.state.clone());
         end.heartbeat_unix = 0;
         self.state = end;
@@ -536,6 +556,9 @@ impl Scheduler {
             self.spawn_step(repo, key, row.id, phase);
             started += 1;
         }
+        if let Some(f) = self.after_pass {
+            f(&hall);
+        }
         Ok((started, paused))
     }
 
@@ -591,9 +614,15 @@ fn item_of(num: u32) -> Option<ItemId> {
     (num != 0 && num != u32::MAX).then_some(ItemId(num))
 }
 
-/// Runs the daemon loop in this process.
-pub fn run(repos: Option<Vec<PathBuf>>, until: Until, tick: Duration) -> Result<Vec<LogLine>> {
-    let scheduler = Scheduler::new(repos, until, tick);
+/// Runs the daemon loop in this process; `after_pass` is called with each repository
+/// after its pass.
+pub fn run(
+    repos: Option<Vec<PathBuf>>,
+    until: Until,
+    tick: Duration,
+    after_pass: fn(&Hall),
+) -> Result<Vec<LogLine>> {
+    let scheduler = Scheduler::new(repos, until, tick).after_pass(after_pass);
     write_state(&scheduler.state)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

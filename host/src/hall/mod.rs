@@ -8,7 +8,8 @@
 //! - the rules in effect (`rules`), the rooms that serve them (`policy`), hallmarks
 //!   (`hallmark`), confinement of sessions and runs (`confine`), the plugin's files
 //!   (`plugin`), condensing (`condense`), the registry of repositories (`registry`),
-//!   and what a worktree must be before it is frozen (`worktree`).
+//!   what a worktree must be before it is frozen (`worktree`), and the status board
+//!   `hall statusline` reads (`statusline`).
 //!
 //! The layers above (office, daemon, commands, hooks) reach the adapters through here
 //! or directly, but never the other way round.
@@ -21,6 +22,7 @@ pub mod plugin;
 pub mod policy;
 pub mod registry;
 pub mod rules;
+pub mod statusline;
 pub mod tool_policy;
 pub mod worktree;
 

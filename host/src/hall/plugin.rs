@@ -115,6 +115,19 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
     crate::journal::file::write_atomic(path, text.as_bytes()).at(path)
 }
 
+/// `p` as one word of a shell command line (Claude Code runs its status line command
+/// through a shell): quoted when it has a character the shell would split or expand.
+pub fn shell_word(p: &Path) -> String {
+    let s = p.display().to_string();
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@,=".contains(c))
+    {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 fn quote_path(p: &Path) -> String {
     let s = p.display().to_string();
     if s.contains(' ') {

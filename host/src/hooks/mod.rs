@@ -12,6 +12,7 @@ mod gates;
 mod protect;
 mod record;
 mod session;
+pub mod statusline;
 pub mod tool_policy;
 
 use std::io::Read;
