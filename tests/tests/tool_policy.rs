@@ -459,3 +459,27 @@ fn a_block_breaks_the_error_streak_and_a_success_clears_it() {
     let events = log["events"].as_array().expect("events");
     assert_eq!(events.len(), 3, "{log}");
 }
+
+/// With repetition observed and everything else enforced, the seventh identical failure
+/// trips both repetition (which the room names first) and the error streak: the
+/// enforced block is not hidden behind the observed detector's nudge.
+#[test]
+fn an_enforced_block_is_not_hidden_behind_an_observed_detector() {
+    let sb = Sandbox::initialized();
+    std::fs::write(
+        sb.config_dir().join("config.toml"),
+        "[policy]\nmode = \"enforce\"\n[policy.detectors.repetition]\nmode = \"observe\"\n",
+    )
+    .expect("user config");
+    let wt = new_item(&sb, "Mixed modes");
+    let world = World { sb, wt };
+    let said_ = repeat_failure(&world, "s-mixed", 7);
+    // The fifth: repetition would block (observed), the streak of four only nudges.
+    assert_eq!(
+        said_[4],
+        Said::Nudge("repetition".into(), true),
+        "{said_:?}"
+    );
+    // The seventh: the streak of six blocks, enforced.
+    assert_eq!(said_[6], Said::Deny("error-streak".into()), "{said_:?}");
+}

@@ -69,17 +69,46 @@ pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
         window,
         settings: settings.detectors.clone(),
     };
-    let verdict = match decide(hook, &input) {
-        Ok(v) => v,
-        Err(why) => {
-            // Fail open: the call runs, and the log says why nobody judged it.
-            super::log_anywhere(&format!("tool policy: {why}; the call was allowed"));
-            return Ok(None);
-        }
+    // Fail open: whatever keeps the room from answering, the call runs and the log
+    // says why nobody judged it.
+    let fail_open = |why: String| {
+        super::log_anywhere(&format!("tool policy: {why}; the call was allowed"));
+        Ok(None)
     };
-    let Some(applied) = apply(&settings, &verdict) else {
+    let room = match load_room(hook) {
+        Ok(r) => r,
+        Err(why) => return fail_open(why),
+    };
+    let mut verdict = match decide(&room, &input) {
+        Ok(v) => v,
+        Err(why) => return fail_open(why),
+    };
+    let Some(mut applied) = apply(&settings, &verdict) else {
         return Ok(None);
     };
+    // The room answers with one detector; an observed one may have won over an enforced
+    // one that fired too. Asked again without the observed detectors, an enforced block
+    // is never hidden behind a nudge.
+    if applied.would_block
+        && settings
+            .detectors
+            .iter()
+            .any(|d| d.name != verdict.detector && d.mode == types::PolicyMode::Enforce)
+    {
+        let mut enforced = input.clone();
+        for d in &mut enforced.settings {
+            if d.mode == types::PolicyMode::Observe {
+                d.mode = types::PolicyMode::Off;
+            }
+        }
+        if let Ok(v) = decide(&room, &enforced)
+            && let Some(a) = apply(&settings, &v)
+            && matches!(a.action, PolicyAction::Deny | PolicyAction::Ask)
+        {
+            verdict = v;
+            applied = a;
+        }
+    }
     record(hook, item.map(|(id, _)| id), &call, &verdict, &applied);
     Ok(Some(answer(&verdict, &applied)))
 }
@@ -111,12 +140,18 @@ pub fn apply(settings: &Settings, verdict: &PolicyVerdict) -> Option<Applied> {
     }
 }
 
-/// Runs the repository's tool-policy room (from the base branch, the user's, or the
-/// built-in one) on `input`, bounded like every room call.
-fn decide(hook: &Hook, input: &PolicyInput) -> std::result::Result<PolicyVerdict, String> {
+/// The repository's tool-policy room (from the base branch, the user's, or the
+/// built-in one); each call to it is bounded like every room call.
+fn load_room(hook: &Hook) -> std::result::Result<crate::rooms::Room, String> {
     let rooms = crate::hall::policy::runtime_for(Some(&hook.hall)).map_err(|e| e.message)?;
-    let room = crate::hall::policy::room_fresh(&rooms, &hook.hall, World::ToolPolicy)
-        .map_err(|e| e.message)?;
+    crate::hall::policy::room_fresh(&rooms, &hook.hall, World::ToolPolicy).map_err(|e| e.message)
+}
+
+/// Asks the room about one call.
+fn decide(
+    room: &crate::rooms::Room,
+    input: &PolicyInput,
+) -> std::result::Result<PolicyVerdict, String> {
     match room.decide_tool_policy(input) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(failure)) => Err(format!("the room refused: {}", failure.message)),
