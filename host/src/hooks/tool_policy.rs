@@ -109,7 +109,14 @@ pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
             applied = a;
         }
     }
-    record(hook, item.map(|(id, _)| id), &call, &verdict, &applied);
+    record(
+        hook,
+        item.map(|(id, _)| id),
+        &call,
+        &verdict,
+        &applied,
+        settings.window,
+    );
     Ok(Some(answer(&verdict, &applied)))
 }
 
@@ -205,6 +212,7 @@ fn record(
     call: &ToolCall,
     verdict: &PolicyVerdict,
     applied: &Applied,
+    window: usize,
 ) {
     let action = match applied.action {
         PolicyAction::Allow => "allow",
@@ -233,7 +241,6 @@ fn record(
     if applied.action == PolicyAction::Deny
         && let Some(sid) = hook.session_id()
     {
-        let window = settings(hook).window;
         let past = PastCall {
             call: call.clone(),
             outcome: CallOutcome::Blocked,
@@ -300,11 +307,14 @@ pub fn normalise(tool: &str, input: &Value, settings: &Settings) -> ToolCall {
     let volatile: &[&str] = if tool == "Bash" { VOLATILE } else { &[] };
     let key = hash(&format!("{tool}\0{}", canonical(input, volatile)));
     let field = |k: &str| input.get(k).and_then(Value::as_str).map(fold);
+    // The command is analysed as written: folding its white space would join the lines
+    // of a multi-line command into one (`git add .` then `git commit` would read as one
+    // `git add` with more arguments).
     let command = (tool == "Bash")
-        .then(|| field("command"))
+        .then(|| input.get("command").and_then(Value::as_str))
         .flatten()
         .map(|c| {
-            let k = gate::kinds(&gate::analyze(&c, &gate::StaticContext::default()));
+            let k = gate::kinds(&gate::analyze(c, &gate::StaticContext::default()));
             ShellCommand {
                 kind: match k.kind {
                     CommandKind::ReadOnly => types::CommandKind::ReadOnly,
@@ -593,6 +603,20 @@ mod tests {
         assert!(has_text(&json!({"stdout": "", "stderr": "warning"})));
         assert!(has_text(&json!([{"type": "text", "text": "x"}])));
         assert!(!has_text(&Value::Null));
+    }
+
+    #[test]
+    fn a_multi_line_command_is_analysed_line_by_line() {
+        let c = normalise(
+            "Bash",
+            &json!({"command": "git add -A\ngit commit -m 'fix parser'"}),
+            &settings(),
+        );
+        let shell = c.command.expect("a Bash call has its analysis");
+        assert!(shell.commits, "{shell:?}");
+        assert_eq!(shell.words, ["git add", "git commit"]);
+        // The preview still reads as one line.
+        assert_eq!(c.preview, "git add -A git commit -m 'fix parser'");
     }
 
     #[test]
