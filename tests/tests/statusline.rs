@@ -212,6 +212,16 @@ fn setup_writes_the_status_line_and_keeps_one_the_user_has() {
         .filter_map(Value::as_str)
         .collect();
     assert!(next.iter().any(|n| n.starts_with("edit ")), "{next:?}");
+
+    // Inside a Claude Code session it is refused, and nothing is written.
+    std::fs::write(&settings, "{}\n").unwrap();
+    let refused = sb.hall_env(
+        &sb.repo,
+        &["setup", "claude", "--no-confine"],
+        &[("CLAUDECODE", "1")],
+    );
+    refused.err("GATE_DENIED", 5);
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
     assert!(run.stderr.contains("already has a status line"), "{run:?}");
 }
 

@@ -182,7 +182,17 @@ fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
             dry_run,
             no_confine,
             statusline,
-        })) => setup::claude(dry_run, no_confine, statusline),
+        })) => {
+            // It changes Claude Code's settings and whether later sessions are
+            // confined: a person's call, never a session's (a dry run only shows).
+            if !dry_run {
+                ctx.refuse_agent(
+                    "setup claude",
+                    "changes Claude Code's settings and the confinement of later sessions",
+                )?;
+            }
+            setup::claude(dry_run, no_confine, statusline)
+        }
         Some(Cmd::New(a)) => new::run(ctx, &a),
         Some(Cmd::Claude(a)) => claude::run(ctx, &a),
         Some(Cmd::Adopt(a)) => adopt::run(ctx, &a),

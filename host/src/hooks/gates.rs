@@ -493,7 +493,9 @@ pub fn hall_verbs(command: &str) -> Vec<String> {
 }
 
 /// Verbs an agent may never run: a verdict is a person's or the loop's, and so is what
-/// the Library teaches every later review; the fixer also may not decide the item's fate.
+/// the Library teaches every later review; installing the plugin, its hooks and the
+/// sessions' confinement (`hall setup`, whose `--no-confine` would loosen every later
+/// session) is a person's too; the fixer also may not decide the item's fate.
 fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
     verbs
         .iter()
@@ -501,6 +503,7 @@ fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
             matches!(
                 v.as_str(),
                 "verdict"
+                    | "setup"
                     | "library review"
                     | "library retire"
                     | "library import"
@@ -721,6 +724,8 @@ mod tests {
             "hall library import ../forged.jsonl",
             "hall library distill H-0001",
             "hall verdict --file v.json",
+            "hall setup claude --no-confine",
+            "/usr/local/bin/hall setup claude --statusline",
         ] {
             assert!(refused(cmd).is_some(), "{cmd}");
         }
