@@ -102,6 +102,9 @@ pub enum Cmd {
     /// The tool-call policy: what its detectors said, to tune them before enforcing.
     #[command(subcommand)]
     Policy(PolicyCmd),
+    /// Notifications: test each channel, or run the notify worker's pass now.
+    #[command(subcommand)]
+    Notify(NotifyCmd),
     /// List every command (`--json` for agents), or show one: `hall help drop`.
     Help {
         /// A command (`drop`, or `daemon run` for a nested one).
@@ -358,6 +361,19 @@ pub enum RoomsCmd {
         #[arg(long)]
         input: String,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum NotifyCmd {
+    /// Send one test message on every channel in force (or one), and say how each went.
+    Test {
+        /// Only this channel: desktop, ntfy, telegram or slack.
+        #[arg(long, value_parser = ["desktop", "ntfy", "telegram", "slack"])]
+        channel: Option<String>,
+    },
+    /// Run the notify worker's pass for this repository now (new escalations, reminders,
+    /// the digest, and a stopped daemon, which the daemon can't tell of itself).
+    Now,
 }
 
 #[derive(Subcommand, Debug)]

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("template", 2),
     ("gazette", 2),
     ("record", 2),
+    ("channels", 2),
     // The service layer.
     ("error", 3),
     ("hall", 3),

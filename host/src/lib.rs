@@ -13,7 +13,7 @@
 //!                           transition path, the rules in effect, hallmarks, confinement
 //! journal index library     adapters: every file format, database and subprocess,
 //! git gh claude rooms sign  each with its own typed errors
-//! template gazette
+//! template gazette channels
 //! config                    `.hallmark.toml`: every key, its default, strict parsing
 //! item gate clock cli       the pure core (from `hallmark-core`) and other leaves
 //! platform pricing
@@ -24,6 +24,7 @@
 pub use hallmark_core::item;
 pub use hallmark_core::journal;
 
+pub mod channels;
 pub mod claude;
 pub mod cli;
 pub mod clock;

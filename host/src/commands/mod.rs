@@ -21,6 +21,7 @@ mod history;
 mod inbox;
 mod library;
 mod next;
+mod notify;
 mod policy;
 pub mod trace;
 mod verdict;
@@ -215,6 +216,7 @@ fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Rooms(c)) => rooms::run(ctx, &c),
         Some(Cmd::Library(c)) => library::run(ctx, &c),
         Some(Cmd::Policy(c)) => policy::run(ctx, &c),
+        Some(Cmd::Notify(c)) => notify::run(ctx, &c),
         Some(Cmd::Run(a)) => run::run(ctx, &a),
         Some(Cmd::Daemon(c)) => daemon::run(ctx, &c),
         Some(Cmd::Next(a)) => next::run(ctx, &a),

@@ -86,6 +86,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
             of::<library::DistillReply>(),
         ] }),
         "policy" => of::<policy::PolicyReport>(),
+        "notify" => of::<notify::NotifyReply>(),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
             "type": "object",

@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod notify;
 mod policy;
 
+pub use notify::{Channel, NOTIFIED_KINDS, Notify};
 pub use policy::{DetectorConfig, POLICY_DETECTORS, POLICY_WINDOW_MAX, Policy, PolicyMode};
 
 pub const FILE_NAME: &str = ".hallmark.toml";
@@ -108,9 +110,10 @@ pub struct Config {
     pub extensions: BTreeMap<String, Vec<String>>,
     /// Room components that replace a built-in room: world name → path of a `.wasm` in the base branch.
     pub rooms: BTreeMap<String, String>,
-    /// Notification channels (usually in the user config instead).
-    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
-    pub notify: toml::Table,
+    /// Notification channels for people with none in their own config.toml (never a
+    /// secret here: name environment variables instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notify: Option<Notify>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -351,7 +354,7 @@ impl Default for Config {
             policy: Policy::default(),
             extensions: BTreeMap::new(),
             rooms: BTreeMap::new(),
-            notify: toml::Table::new(),
+            notify: None,
         }
     }
 }
@@ -491,6 +494,9 @@ impl Config {
             })
         })?;
         config.validate().map_err(invalid)?;
+        if config.notify.is_some() {
+            notify::from_text(text, path, true)?;
+        }
         Ok(config)
     }
 

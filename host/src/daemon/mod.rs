@@ -527,6 +527,17 @@ impl Scheduler {
                         .collect())
                 });
         }
+        // The notify worker sends over the network, so it too runs on the pool; a
+        // `[notify]` that can't be read is said once and sends nothing.
+        match office::notify::due(&hall, &ctx) {
+            Ok(true) => {
+                started += self.spawn_repo_job(repo, NOTIFY_JOB, ("notify", "notify"), |hall, ctx| {
+                    office::notify::pass(hall, ctx, Vec::new(), false)
+                });
+            }
+            Ok(false) => {}
+            Err(e) => self.say_once(repo, None, "notify", format!("not sending: {}", e.message)),
+        }
         let index = hall.index()?;
         for row in index.items(false)? {
             let key: Key = (repo.to_path_buf(), row.id.0);
@@ -563,7 +574,7 @@ impl Scheduler {
     }
 
     /// Starts a repository-wide job (`num` 0 for the resumes, `u32::MAX` for the
-    /// librarian) unless one is running, as `role` with `actor` in the journal: `work`
+    /// librarian, [`NOTIFY_JOB`]) unless one is running, as `role` with `actor` in the journal: `work`
     /// says what it did, a line each. Returns how many jobs it started.
     fn spawn_repo_job(
         &mut self,
@@ -608,10 +619,13 @@ impl Scheduler {
     }
 }
 
+/// The notify worker's job key.
+const NOTIFY_JOB: u32 = u32::MAX - 1;
+
 /// The item a job's key names: none for the repository-wide jobs (the resumes, key 0,
-/// and the librarian, key `u32::MAX`).
+/// the librarian, key `u32::MAX`, and the notify worker).
 fn item_of(num: u32) -> Option<ItemId> {
-    (num != 0 && num != u32::MAX).then_some(ItemId(num))
+    (num != 0 && num != u32::MAX && num != NOTIFY_JOB).then_some(ItemId(num))
 }
 
 /// Runs the daemon loop in this process; `after_pass` is called with each repository

@@ -18,6 +18,7 @@ pub mod change;
 pub mod condense;
 pub mod confine;
 pub mod hallmark;
+pub mod inbox;
 pub mod plugin;
 pub mod policy;
 pub mod registry;

@@ -382,6 +382,27 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
                 params![key, stamp],
             )?;
         }
+        EventKind::Notified {
+            key,
+            stamp,
+            kind,
+            channel,
+            how,
+            reminder,
+            text,
+        } => {
+            tx.execute(
+                "INSERT INTO notified(key,stamp,kind,channel,how,reminder,t,text) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                params![key, stamp, kind, channel, how, reminder, e.t, text],
+            )?;
+            // A channel that delivers again is no longer failing.
+            if how != "deferred" {
+                tx.execute(
+                    "UPDATE notices SET cleared = 1 WHERE kind = 'notify_failed' AND cleared = 0 AND message LIKE ?1 || ':%'",
+                    [channel],
+                )?;
+            }
+        }
         EventKind::Notification {
             kind,
             message,

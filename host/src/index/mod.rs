@@ -161,7 +161,7 @@ impl Index {
                     conn.execute_batch(
                         "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS items;
                          DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS questions;
-                         DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices; DROP TABLE IF EXISTS item_json;",
+                         DROP TABLE IF EXISTS dismissed; DROP TABLE IF EXISTS notices; DROP TABLE IF EXISTS notified; DROP TABLE IF EXISTS item_json;",
                     )?;
                     conn.execute_batch(SCHEMA)?;
                     conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -509,6 +509,28 @@ impl Index {
         })
     }
 
+    /// Everything the notify worker recorded, oldest first.
+    pub fn notified(&self) -> Result<Vec<NotifiedRow>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT key,stamp,kind,channel,how,reminder,t,text FROM notified ORDER BY id",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok(NotifiedRow {
+                    key: r.get(0)?,
+                    stamp: r.get(1)?,
+                    kind: r.get(2)?,
+                    channel: r.get(3)?,
+                    how: r.get(4)?,
+                    reminder: r.get(5)?,
+                    t: r.get(6)?,
+                    text: r.get(7)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
     pub fn notices(&self) -> Result<Vec<NoticeRow>> {
         self.read(|conn| {
             let mut stmt = conn.prepare_cached(
@@ -650,6 +672,19 @@ pub struct QuestionRow {
     /// not part of the command replies).
     #[serde(skip)]
     pub resumed: bool,
+}
+
+/// One `notified` line.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct NotifiedRow {
+    pub key: String,
+    pub stamp: String,
+    pub kind: String,
+    pub channel: String,
+    pub how: String,
+    pub reminder: u32,
+    pub t: String,
+    pub text: String,
 }
 
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]

@@ -1,6 +1,6 @@
 //! The index's tables, its version, and the queries whose plans a test pins.
 
-pub(super) const SCHEMA_VERSION: i64 = 6;
+pub(super) const SCHEMA_VERSION: i64 = 7;
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -30,6 +30,11 @@ CREATE TABLE IF NOT EXISTS questions(
   dflt TEXT, asked TEXT NOT NULL, wait_until TEXT, session TEXT, answer TEXT, by_default INTEGER NOT NULL DEFAULT 0,
   resumed INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS dismissed(key TEXT PRIMARY KEY, stamp TEXT NOT NULL);
+-- What the notify worker told a person, per inbox entry (key and stamp) and channel.
+CREATE TABLE IF NOT EXISTS notified(
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, stamp TEXT NOT NULL, kind TEXT NOT NULL,
+  channel TEXT NOT NULL, how TEXT NOT NULL, reminder INTEGER NOT NULL, t TEXT NOT NULL,
+  text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS notices(
   id INTEGER PRIMARY KEY, item INTEGER, t TEXT NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,
   session TEXT, cleared INTEGER NOT NULL DEFAULT 0);

@@ -59,6 +59,27 @@ pub enum Claim {
     },
 }
 
+/// A repository-wide worker's lease (the merger's, the notify worker's): an exclusive
+/// lock on `leases/<name>.lock`, held while the returned file lives. The system drops it
+/// when the process ends, however it ends, so a killed daemon leaves nothing to expire.
+/// `None` while another process holds it.
+pub fn exclusive(root: &Path, name: &str) -> Result<Option<std::fs::File>> {
+    let dir = dir(root);
+    std::fs::create_dir_all(&dir).at(&dir)?;
+    let path = dir.join(format!("{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .at(&path)?;
+    match fs4::FileExt::try_lock(&file) {
+        Ok(()) => Ok(Some(file)),
+        Err(fs4::TryLockError::WouldBlock) => Ok(None),
+        Err(fs4::TryLockError::Error(e)) => Err(e).at(&path),
+    }
+}
+
 /// Seconds since the epoch on the wall clock, which leases expire by.
 pub fn unix_now() -> u64 {
     crate::clock::wall_secs()

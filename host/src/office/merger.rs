@@ -383,27 +383,9 @@ fn git_facts(
     (files, base_commits, mergeable, merged.flatten())
 }
 
-/// The merger's lease on a repository: an exclusive lock on `leases/merger.lock`,
-/// held for one pass. The system drops it when the process ends, however it ends, so
-/// a killed daemon leaves nothing to expire.
+/// The merger's lease on a repository, held for one pass.
 fn lease(hall: &Hall) -> Result<Option<std::fs::File>> {
-    let dir = hall.journal.root().join("leases");
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| HallError::internal(format!("{}: {e}", dir.display())))?;
-    let path = dir.join("merger.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| HallError::internal(format!("{}: {e}", path.display())))?;
-    match fs4::FileExt::try_lock(&file) {
-        Ok(()) => Ok(Some(file)),
-        Err(fs4::TryLockError::WouldBlock) => Ok(None),
-        Err(fs4::TryLockError::Error(e)) => {
-            Err(HallError::internal(format!("{}: {e}", path.display())))
-        }
-    }
+    super::lease::exclusive(hall.journal.root(), "merger")
 }
 
 /// One pass of the merger over the repository. Off unless `[merge] mode = "auto"`;

@@ -20,6 +20,7 @@ pub mod librarian;
 pub mod merge_check;
 pub mod merger;
 pub mod missing;
+pub mod notify;
 pub mod resume;
 pub mod review;
 pub mod runs;

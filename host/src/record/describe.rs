@@ -196,6 +196,18 @@ pub fn describe(kind: &EventKind) -> String {
             )
         }
         EventKind::InboxDismissed { key, .. } => key.clone(),
+        EventKind::Notified {
+            key,
+            channel,
+            how,
+            reminder,
+            ..
+        } => match (how.as_str(), reminder) {
+            ("deferred", _) => format!("{key} deferred on {channel} to the digest"),
+            ("digest", _) => format!("{key} in the digest on {channel}"),
+            (_, 0) => format!("{key} sent on {channel}"),
+            (_, n) => format!("{key} reminder {n} on {channel}"),
+        },
         EventKind::Attached {
             file, url, caption, ..
         } => {

@@ -464,6 +464,26 @@ pub enum EventKind {
     },
     /// A person hid an inbox entry until it changes.
     InboxDismissed { key: String, stamp: String },
+    /// The notify worker told a person of an inbox entry on one channel: the entry as
+    /// it was (`key` and `stamp`, its `since`), so a restart never sends it again.
+    Notified {
+        key: String,
+        stamp: String,
+        /// The entry's kind (`question`, `escalated`, a hold's kind…), or `digest`.
+        kind: String,
+        /// `desktop`, `ntfy`, `telegram` or `slack`.
+        channel: String,
+        /// How: `sent` alone, `deferred` by quiet hours into the next digest, or sent
+        /// in a `digest`.
+        how: String,
+        /// 0 for the first message, n for the nth reminder.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        reminder: u32,
+        /// The line a deferred entry will have in the digest (what the channel would
+        /// have been sent), kept so the digest has it even once the entry is gone.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        text: String,
+    },
     /// `hall attach`: a plate for the item's Gazette, either a file copied into the
     /// item's `plates/` (named `file` there) or a link (`url`, never fetched).
     Attached {
@@ -667,6 +687,7 @@ impl EventKind {
             EventKind::ToolPolicy { .. } => "tool_policy",
             EventKind::RoomUsed { .. } => "room_used",
             EventKind::InboxDismissed { .. } => "inbox_dismissed",
+            EventKind::Notified { .. } => "notified",
             EventKind::Attached { .. } => "attached",
             EventKind::Distilled { .. } => "distilled",
             EventKind::TornLine { .. } => "torn_line",
@@ -686,3 +707,7 @@ fn first_version() -> u32 {
 }
 
 pub use super::codec::{DecodeError, Head, decode, encode, payload_matters, upgrade};
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}

@@ -523,6 +523,7 @@ impl Item {
             | EventKind::ToolPolicy { .. }
             | EventKind::RoomUsed { .. }
             | EventKind::InboxDismissed { .. }
+            | EventKind::Notified { .. }
             | EventKind::Attached { .. }
             | EventKind::Distilled { .. }
             | EventKind::Resumed { .. }
