@@ -66,7 +66,11 @@ pub fn request(target: &Target, msg: &Message) -> Request {
             headers,
         },
         Target::Slack { webhook } => {
-            let mut text = format!("*{}*\n{}", slack_escape(&msg.title), slack_escape(&msg.body));
+            let mut text = format!(
+                "*{}*\n{}",
+                slack_escape(&msg.title),
+                slack_escape(&msg.body)
+            );
             if !msg.answer.is_empty() {
                 text.push_str(&format!("\n`{}`", slack_escape(&msg.answer)));
             }
@@ -99,7 +103,13 @@ pub fn send(target: &Target, msg: &Message) -> Outcome {
     }
     let mut resp = match call.send_json(&req.body) {
         Ok(r) => r,
-        Err(e) => return Outcome::Failed(format!("{}: {}", target.channel().as_str(), redact(&e.to_string(), target))),
+        Err(e) => {
+            return Outcome::Failed(format!(
+                "{}: {}",
+                target.channel().as_str(),
+                redact(&e.to_string(), target)
+            ));
+        }
     };
     let status = resp.status().as_u16();
     let retry_header = resp
@@ -162,7 +172,9 @@ fn redact(text: &str, target: &Target) -> String {
 }
 
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn slack_escape(s: &str) -> String {
@@ -229,7 +241,9 @@ mod tests {
                 _ => {}
             }
         }
-        out.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+        out.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
     }
 
     #[test]
@@ -244,8 +258,14 @@ mod tests {
             let t = telegram_text(&msg(&body));
             let seen = visible(&t);
             assert!(utf16_len(&seen) <= TELEGRAM_LIMIT, "{}", utf16_len(&seen));
-            assert!(utf16_len(&seen) > TELEGRAM_LIMIT - 10, "cut no more than needed");
-            assert!(seen.ends_with("hall answer Q-4 \"…\""), "the command survives");
+            assert!(
+                utf16_len(&seen) > TELEGRAM_LIMIT - 10,
+                "cut no more than needed"
+            );
+            assert!(
+                seen.ends_with("hall answer Q-4 \"…\""),
+                "the command survives"
+            );
         }
     }
 
@@ -260,16 +280,38 @@ mod tests {
             webhook: "http://hooks/T/SECRET".into(),
         };
         assert_eq!(
-            judge(&tg, 429, None, r#"{"ok":false,"error_code":429,"parameters":{"retry_after":7}}"#),
+            judge(
+                &tg,
+                429,
+                None,
+                r#"{"ok":false,"error_code":429,"parameters":{"retry_after":7}}"#
+            ),
             Outcome::RetryAfter(Duration::from_secs(7))
         );
-        assert_eq!(judge(&slack, 429, Some(3), "rate_limited"), Outcome::RetryAfter(Duration::from_secs(3)));
-        assert_eq!(judge(&slack, 429, None, ""), Outcome::RetryAfter(DEFAULT_BACKOFF));
+        assert_eq!(
+            judge(&slack, 429, Some(3), "rate_limited"),
+            Outcome::RetryAfter(Duration::from_secs(3))
+        );
+        assert_eq!(
+            judge(&slack, 429, None, ""),
+            Outcome::RetryAfter(DEFAULT_BACKOFF)
+        );
         assert_eq!(judge(&slack, 200, None, "ok"), Outcome::Sent);
-        assert_eq!(judge(&tg, 200, None, r#"{"ok":true,"result":{}}"#), Outcome::Sent);
-        match judge(&tg, 401, None, r#"{"ok":false,"description":"Unauthorized for 123:SECRET"}"#) {
+        assert_eq!(
+            judge(&tg, 200, None, r#"{"ok":true,"result":{}}"#),
+            Outcome::Sent
+        );
+        match judge(
+            &tg,
+            401,
+            None,
+            r#"{"ok":false,"description":"Unauthorized for 123:SECRET"}"#,
+        ) {
             Outcome::Failed(why) => {
-                assert!(why.contains("HTTP 401") && why.contains("Unauthorized"), "{why}");
+                assert!(
+                    why.contains("HTTP 401") && why.contains("Unauthorized"),
+                    "{why}"
+                );
                 assert!(!why.contains("SECRET"), "the token is redacted: {why}");
             }
             other => panic!("{other:?}"),

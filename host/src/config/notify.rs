@@ -257,9 +257,24 @@ impl Notify {
             }
         }
         let secrets = [
-            ("token", "ntfy", self.ntfy.token.is_some(), self.ntfy.token_env.is_some()),
-            ("token", "telegram", self.telegram.token.is_some(), self.telegram.token_env.is_some()),
-            ("webhook", "slack", self.slack.webhook.is_some(), self.slack.webhook_env.is_some()),
+            (
+                "token",
+                "ntfy",
+                self.ntfy.token.is_some(),
+                self.ntfy.token_env.is_some(),
+            ),
+            (
+                "token",
+                "telegram",
+                self.telegram.token.is_some(),
+                self.telegram.token_env.is_some(),
+            ),
+            (
+                "webhook",
+                "slack",
+                self.slack.webhook.is_some(),
+                self.slack.webhook_env.is_some(),
+            ),
         ];
         for (key, table, literal, env) in secrets {
             if literal && env {
@@ -278,12 +293,17 @@ impl Notify {
             }
         }
         if !self.ntfy.server.starts_with("https://") && !self.ntfy.server.starts_with("http://") {
-            return Err(err("server", "notify.ntfy.server: not an http(s) URL".into()));
+            return Err(err(
+                "server",
+                "notify.ntfy.server: not an http(s) URL".into(),
+            ));
         }
         if let Some(t) = &self.ntfy.topic
             && (t.is_empty()
                 || t.len() > 64
-                || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                || !t
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         {
             return Err(err(
                 "topic",
@@ -292,12 +312,16 @@ impl Notify {
         }
         if self.channels.contains(&Channel::Telegram) {
             if self.telegram.chat_id.is_none() {
-                return Err(err("telegram", "notify.telegram.chat_id: needed for the telegram channel".into()));
+                return Err(err(
+                    "telegram",
+                    "notify.telegram.chat_id: needed for the telegram channel".into(),
+                ));
             }
             if self.telegram.token.is_none() && self.telegram.token_env.is_none() {
                 return Err(err(
                     "telegram",
-                    "notify.telegram: needs `token_env` (or `token` in your own config.toml)".into(),
+                    "notify.telegram: needs `token_env` (or `token` in your own config.toml)"
+                        .into(),
                 ));
             }
         }
@@ -384,7 +408,9 @@ pub fn user(config_dir: &Path) -> Result<Option<Notify>, ConfigError> {
 
 /// The user's `[notify]` as written (for merging over a repository's), checked as
 /// [`user`] checks it, with the file's path.
-pub fn user_table(config_dir: &Path) -> Result<Option<(toml::Table, std::path::PathBuf)>, ConfigError> {
+pub fn user_table(
+    config_dir: &Path,
+) -> Result<Option<(toml::Table, std::path::PathBuf)>, ConfigError> {
     let path = config_dir.join("config.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -422,7 +448,9 @@ pub fn write_topic(config_dir: &Path, topic: &str) -> Result<(), ConfigError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(err(e.to_string())),
     };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| err(e.to_string()))?;
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| err(e.to_string()))?;
     let notify = doc
         .entry("notify")
         .or_insert_with(|| {
@@ -439,7 +467,8 @@ pub fn write_topic(config_dir: &Path, topic: &str) -> Result<(), ConfigError> {
         .ok_or_else(|| err("notify.ntfy is not a table".into()))?;
     ntfy["topic"] = toml_edit::value(topic);
     std::fs::create_dir_all(config_dir).map_err(|e| err(e.to_string()))?;
-    crate::journal::file::write_atomic(&path, doc.to_string().as_bytes()).map_err(|e| err(e.to_string()))
+    crate::journal::file::write_atomic(&path, doc.to_string().as_bytes())
+        .map_err(|e| err(e.to_string()))
 }
 
 #[cfg(test)]
@@ -461,21 +490,59 @@ mod tests {
         assert_eq!(n.routed("ready?"), &[Channel::Desktop]);
         assert!(n.routed("lit").is_empty());
         assert_eq!(n.routed("question").len(), 3);
-        assert_eq!(n.remind_every(), Some(std::time::Duration::from_secs(4 * 3600)));
-        assert_eq!(parse_quiet(n.quiet.as_deref().unwrap_or_default()), Ok((1320, 420)));
-        assert!(parse("[policy]\nmode = \"off\"\n", false).expect("parses").is_none());
+        assert_eq!(
+            n.remind_every(),
+            Some(std::time::Duration::from_secs(4 * 3600))
+        );
+        assert_eq!(
+            parse_quiet(n.quiet.as_deref().unwrap_or_default()),
+            Ok((1320, 420))
+        );
+        assert!(
+            parse("[policy]\nmode = \"off\"\n", false)
+                .expect("parses")
+                .is_none()
+        );
     }
 
     #[test]
     fn mistakes_name_the_key_the_file_and_the_line() {
         for (text, repo, needles) in [
-            ("[notify]\nchanels = [\"desktop\"]", false, vec!["line 2", "chanels"]),
-            ("[notify]\nchannels = [\"pager\"]", false, vec!["line 2", "pager"]),
-            ("[notify]\nquiet = \"22-7\"", false, vec!["line 2", "notify.quiet"]),
-            ("[notify]\n\ndigest = \"8:00\"", false, vec!["line 3", "notify.digest"]),
-            ("[notify]\nremind = \"soon\"", false, vec!["line 2", "notify.remind"]),
-            ("[notify]\nremind = \"10s\"", false, vec!["line 2", "at least 1m"]),
-            ("[notify.route]\nquestions = []", false, vec!["line 2", "not an inbox kind"]),
+            (
+                "[notify]\nchanels = [\"desktop\"]",
+                false,
+                vec!["line 2", "chanels"],
+            ),
+            (
+                "[notify]\nchannels = [\"pager\"]",
+                false,
+                vec!["line 2", "pager"],
+            ),
+            (
+                "[notify]\nquiet = \"22-7\"",
+                false,
+                vec!["line 2", "notify.quiet"],
+            ),
+            (
+                "[notify]\n\ndigest = \"8:00\"",
+                false,
+                vec!["line 3", "notify.digest"],
+            ),
+            (
+                "[notify]\nremind = \"soon\"",
+                false,
+                vec!["line 2", "notify.remind"],
+            ),
+            (
+                "[notify]\nremind = \"10s\"",
+                false,
+                vec!["line 2", "at least 1m"],
+            ),
+            (
+                "[notify.route]\nquestions = []",
+                false,
+                vec!["line 2", "not an inbox kind"],
+            ),
             (
                 "[notify]\nchannels = [\"desktop\"]\n[notify.route]\nlit = [\"slack\"]",
                 false,
@@ -496,7 +563,11 @@ mod tests {
                 false,
                 vec!["line 3", "chat_id"],
             ),
-            ("[notify.ntfy]\ntopic = \"a b\"", false, vec!["line 2", "notify.ntfy.topic"]),
+            (
+                "[notify.ntfy]\ntopic = \"a b\"",
+                false,
+                vec!["line 2", "notify.ntfy.topic"],
+            ),
         ] {
             let e = parse(text, repo).expect_err(text);
             assert!(e.to_string().starts_with("/u/config.toml: "), "{e}");

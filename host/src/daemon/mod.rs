@@ -531,9 +531,10 @@ impl Scheduler {
         // `[notify]` that can't be read is said once and sends nothing.
         match office::notify::due(&hall, &ctx) {
             Ok(true) => {
-                started += self.spawn_repo_job(repo, NOTIFY_JOB, ("notify", "notify"), |hall, ctx| {
-                    office::notify::pass(hall, ctx, Vec::new(), false)
-                });
+                started +=
+                    self.spawn_repo_job(repo, NOTIFY_JOB, ("notify", "notify"), |hall, ctx| {
+                        office::notify::pass(hall, ctx, Vec::new(), false)
+                    });
             }
             Ok(false) => {}
             Err(e) => self.say_once(repo, None, "notify", format!("not sending: {}", e.message)),

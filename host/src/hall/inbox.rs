@@ -165,4 +165,3 @@ pub fn entries(index: &Index, extra: Vec<Entry>) -> Result<Vec<Entry>> {
     out.sort_by(|a, b| a.since.cmp(&b.since).then(a.key.cmp(&b.key)));
     Ok(out)
 }
-

@@ -325,7 +325,11 @@ pub fn plan(
             let waiting = if morning {
                 open.iter()
                     .filter(|e| notify.routed(&e.kind).contains(&channel))
-                    .filter(|e| !deferred.iter().any(|d| d.key == e.key && d.stamp == e.since))
+                    .filter(|e| {
+                        !deferred
+                            .iter()
+                            .any(|d| d.key == e.key && d.stamp == e.since)
+                    })
                     .map(|e| (*e).clone())
                     .collect()
             } else {
@@ -375,10 +379,21 @@ pub fn due(hall: &Hall, ctx: &Ctx) -> Result<bool> {
     };
     let index = hall.index()?;
     let entries = crate::hall::inbox::entries(&index, Vec::new())?;
-    let actions = plan(&notify, &entries, &index.notified()?, ctx.now, &jiff::tz::TimeZone::system());
+    let actions = plan(
+        &notify,
+        &entries,
+        &index.notified()?,
+        ctx.now,
+        &jiff::tz::TimeZone::system(),
+    );
     let backoff = Backoff::load(hall.journal.root());
     let wall = crate::clock::wall_secs();
-    let resting = |c: &Channel| backoff.not_before.get(c.as_str()).is_some_and(|t| *t > wall);
+    let resting = |c: &Channel| {
+        backoff
+            .not_before
+            .get(c.as_str())
+            .is_some_and(|t| *t > wall)
+    };
     Ok(actions.iter().any(|a| match a {
         Action::Defer { .. } => true,
         Action::Send { channel, .. } | Action::Digest { channel, .. } => !resting(channel),
@@ -404,7 +419,13 @@ pub fn pass(hall: &Hall, ctx: &Ctx, extra: Vec<Entry>, flush: bool) -> Result<Ve
     let index = hall.index()?;
     let entries = crate::hall::inbox::entries(&index, extra)?;
     let records = index.notified()?;
-    let actions = plan(&notify, &entries, &records, ctx.now, &jiff::tz::TimeZone::system());
+    let actions = plan(
+        &notify,
+        &entries,
+        &records,
+        ctx.now,
+        &jiff::tz::TimeZone::system(),
+    );
     if actions.is_empty() {
         return Ok(Vec::new());
     }
@@ -415,7 +436,13 @@ pub fn pass(hall: &Hall, ctx: &Ctx, extra: Vec<Entry>, flush: bool) -> Result<Ve
     // Channels resting (a rate limit, failures) or failed this pass are left alone.
     let mut resting: BTreeSet<Channel> = Channel::ALL
         .into_iter()
-        .filter(|c| !flush && backoff.not_before.get(c.as_str()).is_some_and(|t| *t > wall))
+        .filter(|c| {
+            !flush
+                && backoff
+                    .not_before
+                    .get(c.as_str())
+                    .is_some_and(|t| *t > wall)
+        })
         .collect();
     let mut did = Vec::new();
     let record = |kind: EventKind| -> Result<()> {
@@ -436,7 +463,11 @@ pub fn pass(hall: &Hall, ctx: &Ctx, extra: Vec<Entry>, flush: bool) -> Result<Ve
                     reminder: 0,
                     text: format!("{} — {}", text.body, text.answer),
                 })?;
-                did.push(format!("{} deferred on {} to the digest", entry.key, channel.as_str()));
+                did.push(format!(
+                    "{} deferred on {} to the digest",
+                    entry.key,
+                    channel.as_str()
+                ));
             }
             Action::Send {
                 entry,
@@ -560,8 +591,13 @@ fn attempt(
         }
         Outcome::RetryAfter(d) => {
             // Not a failure: the message waits for the next pass after the limit.
-            backoff.not_before.insert(ch.clone(), wall + d.as_secs().max(1));
-            Err(format!("{ch}: rate limited; trying again in {}s", d.as_secs()))
+            backoff
+                .not_before
+                .insert(ch.clone(), wall + d.as_secs().max(1));
+            Err(format!(
+                "{ch}: rate limited; trying again in {}s",
+                d.as_secs()
+            ))
         }
         Outcome::Failed(why) => {
             let n = backoff.failures.entry(ch.clone()).or_default();
@@ -605,7 +641,10 @@ fn failed(hall: &Hall, office: &Ctx, channel: Channel, why: &str, backoff: &Back
 
 /// `hall notify test`: one test message on each channel in force (or `only`), each
 /// result said. Nothing is recorded.
-pub fn test(hall: &Hall, only: Option<Channel>) -> Result<Vec<(Channel, std::result::Result<String, String>)>> {
+pub fn test(
+    hall: &Hall,
+    only: Option<Channel>,
+) -> Result<Vec<(Channel, std::result::Result<String, String>)>> {
     let Some(mut notify) = settings(hall)? else {
         return Ok(Vec::new());
     };

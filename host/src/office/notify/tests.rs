@@ -91,10 +91,7 @@ fn each_new_entry_goes_once_to_each_routed_channel() {
     assert!(plan(&n, &all, &records, at("2026-12-06T12:00:00Z"), &utc()).is_empty());
     // The same entry again with a new stamp (it changed) is new.
     let again = entry("checks", 1, "2026-12-06T09:00:00Z");
-    assert_eq!(
-        sends(&plan(&n, &[again], &records, now, &utc())).len(),
-        2
-    );
+    assert_eq!(sends(&plan(&n, &[again], &records, now, &utc())).len(), 2);
 }
 
 #[test]
@@ -102,16 +99,46 @@ fn reminders_repeat_an_unanswered_escalation_every_interval() {
     let n = notify("[notify]\nchannels = [\"desktop\"]\nremind = \"2h\"\n");
     let e = entry("escalated", 7, "2026-12-05T08:00:00Z");
     let first = vec![row(&e, "desktop", "sent", 0, "2026-12-05T08:00:10Z")];
-    assert!(plan(&n, std::slice::from_ref(&e), &first, at("2026-12-05T09:59:00Z"), &utc()).is_empty());
+    assert!(
+        plan(
+            &n,
+            std::slice::from_ref(&e),
+            &first,
+            at("2026-12-05T09:59:00Z"),
+            &utc()
+        )
+        .is_empty()
+    );
     assert_eq!(
-        sends(&plan(&n, std::slice::from_ref(&e), &first, at("2026-12-05T10:00:10Z"), &utc())),
+        sends(&plan(
+            &n,
+            std::slice::from_ref(&e),
+            &first,
+            at("2026-12-05T10:00:10Z"),
+            &utc()
+        )),
         vec![("escalated:H-0007".to_string(), "desktop", 1)]
     );
     let mut second = first.clone();
     second.push(row(&e, "desktop", "sent", 1, "2026-12-05T10:00:10Z"));
-    assert!(plan(&n, std::slice::from_ref(&e), &second, at("2026-12-05T11:00:00Z"), &utc()).is_empty());
+    assert!(
+        plan(
+            &n,
+            std::slice::from_ref(&e),
+            &second,
+            at("2026-12-05T11:00:00Z"),
+            &utc()
+        )
+        .is_empty()
+    );
     assert_eq!(
-        sends(&plan(&n, std::slice::from_ref(&e), &second, at("2026-12-05T12:30:00Z"), &utc())),
+        sends(&plan(
+            &n,
+            std::slice::from_ref(&e),
+            &second,
+            at("2026-12-05T12:30:00Z"),
+            &utc()
+        )),
         vec![("escalated:H-0007".to_string(), "desktop", 2)]
     );
     // Dismissed: no more reminders.
@@ -128,11 +155,18 @@ fn quiet_hours_hold_the_phone_back_for_the_digest_and_let_the_desktop_show() {
     let e = entry("question", 3, "2026-12-05T23:10:00Z");
     let night = at("2026-12-05T23:15:00Z");
     let actions = plan(&n, std::slice::from_ref(&e), &[], night, &utc());
-    assert_eq!(sends(&actions), vec![("question:H-0003".to_string(), "desktop", 0)]);
+    assert_eq!(
+        sends(&actions),
+        vec![("question:H-0003".to_string(), "desktop", 0)]
+    );
     assert!(
-        actions
-            .iter()
-            .any(|a| matches!(a, Action::Defer { channel: Channel::Telegram, .. })),
+        actions.iter().any(|a| matches!(
+            a,
+            Action::Defer {
+                channel: Channel::Telegram,
+                ..
+            }
+        )),
         "{actions:?}"
     );
     let mut records = vec![
@@ -141,18 +175,29 @@ fn quiet_hours_hold_the_phone_back_for_the_digest_and_let_the_desktop_show() {
     ];
     // At 07:30 the quiet is over, but the digest is at 08:00: the deferred message
     // waits for it, and its reminder on the desktop runs on.
-    let early = plan(&n, std::slice::from_ref(&e), &records, at("2026-12-06T07:30:00Z"), &utc());
-    assert_eq!(sends(&early), vec![("question:H-0003".to_string(), "desktop", 1)]);
+    let early = plan(
+        &n,
+        std::slice::from_ref(&e),
+        &records,
+        at("2026-12-06T07:30:00Z"),
+        &utc(),
+    );
+    assert_eq!(
+        sends(&early),
+        vec![("question:H-0003".to_string(), "desktop", 1)]
+    );
     assert!(!early.iter().any(|a| matches!(a, Action::Digest { .. })));
     // The entry was answered before morning: it still reaches the digest.
     let morning = plan(&n, &[], &records, at("2026-12-06T08:00:00Z"), &utc());
     match &morning[..] {
-        [Action::Digest {
-            channel: Channel::Telegram,
-            deferred,
-            waiting,
-            date,
-        }] => {
+        [
+            Action::Digest {
+                channel: Channel::Telegram,
+                deferred,
+                waiting,
+                date,
+            },
+        ] => {
             assert_eq!(deferred.len(), 1);
             assert!(waiting.is_empty());
             assert_eq!(date.as_deref(), Some("2026-12-06"));
@@ -167,7 +212,13 @@ fn quiet_hours_hold_the_phone_back_for_the_digest_and_let_the_desktop_show() {
         kind: "digest".into(),
         ..e.clone()
     };
-    records.push(row(&marker, "telegram", "digest", 0, "2026-12-06T08:00:00Z"));
+    records.push(row(
+        &marker,
+        "telegram",
+        "digest",
+        0,
+        "2026-12-06T08:00:00Z",
+    ));
     assert!(plan(&n, &[], &records, at("2026-12-06T09:00:00Z"), &utc()).is_empty());
 }
 
@@ -180,12 +231,30 @@ fn without_a_digest_time_what_quiet_held_goes_out_when_it_ends_and_hours_are_loc
     // 21:30 UTC is 22:30 in UTC+1: quiet there, not in UTC.
     let plus_one = jiff::tz::TimeZone::fixed(jiff::tz::offset(1));
     let now = at("2026-12-05T21:30:00Z");
-    assert_eq!(sends(&plan(&n, std::slice::from_ref(&e), &[], now, &utc())).len(), 1);
+    assert_eq!(
+        sends(&plan(&n, std::slice::from_ref(&e), &[], now, &utc())).len(),
+        1
+    );
     let held = plan(&n, std::slice::from_ref(&e), &[], now, &plus_one);
     assert!(matches!(held[..], [Action::Defer { .. }]), "{held:?}");
     let records = vec![row(&e, "ntfy", "deferred", 0, "2026-12-05T21:30:00Z")];
-    assert!(plan(&n, std::slice::from_ref(&e), &records, at("2026-12-06T05:59:00Z"), &plus_one).is_empty());
-    let after = plan(&n, std::slice::from_ref(&e), &records, at("2026-12-06T06:00:00Z"), &plus_one);
+    assert!(
+        plan(
+            &n,
+            std::slice::from_ref(&e),
+            &records,
+            at("2026-12-06T05:59:00Z"),
+            &plus_one
+        )
+        .is_empty()
+    );
+    let after = plan(
+        &n,
+        std::slice::from_ref(&e),
+        &records,
+        at("2026-12-06T06:00:00Z"),
+        &plus_one,
+    );
     assert!(
         matches!(&after[..], [Action::Digest { deferred, date: None, .. }] if deferred.len() == 1),
         "{after:?}"
