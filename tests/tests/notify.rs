@@ -605,3 +605,57 @@ fn a_daemon_killed_between_sending_and_recording_sends_again_with_the_same_key_a
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["actor"], "notify");
 }
+
+#[test]
+fn a_stopped_daemon_is_told_once_by_the_next_session_to_start() {
+    let sb = Sandbox::initialized();
+    let phone = Phone::start();
+    write_config(
+        &sb,
+        &format!(
+            "[notify]\nchannels = [\"ntfy\"]\n[notify.ntfy]\nserver = \"{}\"\ntopic = \"hall-d\"\n",
+            phone.server.url()
+        ),
+    );
+    // A daemon that should run (no stop flag) and died ten minutes ago.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let dir = sb.root.join("data").join("daemon");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("state.json"),
+        json!({"pid": pid, "started": "2026-12-05T01:00:00Z", "heartbeat": "2026-12-05T02:00:00Z",
+            "heartbeat_unix": wall - 600, "passes": 9, "stop": false, "paused": []})
+        .to_string(),
+    )
+    .unwrap();
+    let start = json!({"session_id": "s-1", "hook_event_name": "SessionStart", "source": "startup",
+        "cwd": sb.repo, "transcript_path": "/dev/null"});
+    let (out, code) = sb.hook(&sb.repo, "session-start", &start, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("wait for the person"), "{out}");
+    wait_for("the message", || !phone.requests().is_empty());
+    wait_for("its line", || !notified(&sb).is_empty());
+    let body = &phone.bodies()[0];
+    assert!(
+        body["title"]
+            .as_str()
+            .unwrap()
+            .ends_with(": the loop stopped"),
+        "{body}"
+    );
+    assert_eq!(
+        body["message"],
+        "The daemon has no heartbeat; nothing moves items.\n→ hall daemon start"
+    );
+    assert_eq!(notified(&sb)[0]["key"], format!("daemon:{pid}"));
+    // The next session start says nothing more.
+    sb.hook(&sb.repo, "session-start", &start, &[]);
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(phone.requests().len(), 1);
+}

@@ -21,7 +21,7 @@ mod history;
 mod inbox;
 mod library;
 mod next;
-mod notify;
+pub mod notify;
 mod policy;
 pub mod trace;
 mod verdict;

@@ -34,6 +34,25 @@ fn config_hint() -> String {
         .unwrap_or_else(|| "hall schema config".into())
 }
 
+/// Whether a stopped daemon waits in the inbox, notifications are set up, and no
+/// channel was told of it yet: the daemon can't say it stopped, so a session starting
+/// says it for it (through `hall notify now`, started in the background).
+pub fn stopped_daemon_untold(hall: &crate::hall::Hall) -> bool {
+    let Some(entry) = super::inbox::daemon_stopped() else {
+        return false;
+    };
+    if !matches!(crate::office::notify::settings(hall), Ok(Some(_))) {
+        return false;
+    }
+    hall.index()
+        .and_then(|i| Ok(i.notified()?))
+        .is_ok_and(|rows| {
+            !rows
+                .iter()
+                .any(|r| r.key == entry.key && r.stamp == entry.since)
+        })
+}
+
 pub fn run(ctx: &Ctx, cmd: &NotifyCmd) -> Result<Reply> {
     let hall = ctx.hall()?;
     match cmd {

@@ -435,22 +435,12 @@ pub fn user_table(
     })
 }
 
-/// Writes `topic` as `[notify.ntfy] topic` into the user's `config.toml`, keeping the
-/// rest of the file as it is.
-pub fn write_topic(config_dir: &Path, topic: &str) -> Result<(), ConfigError> {
-    let path = config_dir.join("config.toml");
-    let err = |message: String| ConfigError {
-        path: path.clone(),
-        message,
-    };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(err(e.to_string())),
-    };
+/// `text` (a user's `config.toml`) with `topic` as `[notify.ntfy] topic`, the rest of
+/// the file kept as it was.
+pub fn with_topic(text: &str, topic: &str) -> Result<String, String> {
     let mut doc: toml_edit::DocumentMut = text
         .parse()
-        .map_err(|e: toml_edit::TomlError| err(e.to_string()))?;
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
     let notify = doc
         .entry("notify")
         .or_insert_with(|| {
@@ -459,16 +449,14 @@ pub fn write_topic(config_dir: &Path, topic: &str) -> Result<(), ConfigError> {
             toml_edit::Item::Table(t)
         })
         .as_table_mut()
-        .ok_or_else(|| err("notify is not a table".into()))?;
+        .ok_or("notify is not a table")?;
     let ntfy = notify
         .entry("ntfy")
         .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
         .as_table_mut()
-        .ok_or_else(|| err("notify.ntfy is not a table".into()))?;
+        .ok_or("notify.ntfy is not a table")?;
     ntfy["topic"] = toml_edit::value(topic);
-    std::fs::create_dir_all(config_dir).map_err(|e| err(e.to_string()))?;
-    crate::journal::file::write_atomic(&path, doc.to_string().as_bytes())
-        .map_err(|e| err(e.to_string()))
+    Ok(doc.to_string())
 }
 
 #[cfg(test)]

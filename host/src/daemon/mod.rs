@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use service::{install_at_login, spawn_background};
+pub use service::{install_at_login, spawn_background, spawn_detached};
 
 use crate::clock::Clock;
 use crate::error::{HallError, IoContext, Result};

@@ -25,6 +25,22 @@ pub fn spawn_background() -> Result<u32> {
     Ok(child.id())
 }
 
+/// Starts `hall args…` in `dir`, detached from this process, its output dropped: for a
+/// short job a hook must not wait for (telling of a stopped daemon).
+pub fn spawn_detached(args: &[&str], dir: &std::path::Path) -> Result<u32> {
+    let exe = std::env::current_exe()
+        .map_err(|e| HallError::internal(format!("this hall's path can't be read: {e}")))?;
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    crate::platform::detach(&mut cmd);
+    let child = cmd.spawn().at(&exe)?;
+    Ok(child.id())
+}
+
 /// Installs `hall daemon run` as a user service that starts at login (a systemd user
 /// unit, a launchd agent, …), through service-manager, and asks it to start now. Returns
 /// the service's label, and why starting it now failed (a machine without a user

@@ -109,6 +109,10 @@ pub fn session_start(hook: &Hook) -> Result<Option<String>> {
             " {inbox} thing(s) wait for the person in `hall inbox`."
         ));
     }
+    // A daemon that died can't say so: the session's start tells the person, once.
+    if crate::commands::notify::stopped_daemon_untold(&hook.hall) {
+        let _ = crate::daemon::spawn_detached(&["notify", "now"], &hook.hall.repo.main_root);
+    }
     // A session the user meant to confine but started with plain `claude`: the hooks
     // still gate it, but nothing below them does. Say so, once, at the start.
     if crate::commands::claude_confine_by_default()

@@ -101,7 +101,25 @@ pub fn ensure_topic(notify: &mut Notify) -> Result<()> {
     );
     let dir = crate::platform::config_dir()
         .ok_or_else(|| HallError::internal("no user configuration directory"))?;
-    crate::config::notify::write_topic(&dir, &topic)?;
+    let path = dir.join("config.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).at(&path),
+    };
+    let text = crate::config::notify::with_topic(&text, &topic).map_err(|message| {
+        crate::config::ConfigError {
+            path: path.clone(),
+            message,
+        }
+    })?;
+    // The file may hold tokens: the new one keeps the old one's permissions.
+    let kept = std::fs::metadata(&path).ok().map(|m| m.permissions());
+    std::fs::create_dir_all(&dir).at(&dir)?;
+    crate::journal::file::write_atomic(&path, text.as_bytes()).at(&path)?;
+    if let Some(p) = kept {
+        std::fs::set_permissions(&path, p).at(&path)?;
+    }
     notify.ntfy.topic = Some(topic);
     Ok(())
 }
