@@ -89,6 +89,8 @@ pub enum Cmd {
     Attach(AttachArgs),
     /// Follow an item live (state, lease, queue, the run's last steps, the check log) until it leaves the loop.
     Watch(WatchArgs),
+    /// Print one frame of the terminal app as text (the board unless a view is named).
+    Frame(FrameArgs),
     /// One line for Claude Code's status line (session JSON on stdin; `--json` for its parts); never fails.
     Statusline,
     /// Print the item's Gazette page if it is stale, and say where it is (`--open` shows it).
@@ -118,6 +120,16 @@ pub enum Cmd {
         /// post-tool-use-failure, stop or notification.
         event: String,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct FrameArgs {
+    /// board, inbox, history, usage, repos, queue, or an item's id.
+    #[arg(default_value = "board")]
+    pub view: String,
+    /// The terminal's size, columns x rows.
+    #[arg(long, default_value = "100x30")]
+    pub size: String,
 }
 
 #[derive(Args, Debug)]

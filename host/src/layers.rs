@@ -40,6 +40,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("daemon", 5),
     ("commands", 6),
     ("hooks", 7),
+    ("app", 7),
 ];
 
 /// Where each program may be started: the adapter that owns it.

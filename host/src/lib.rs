@@ -24,6 +24,7 @@
 pub use hallmark_core::item;
 pub use hallmark_core::journal;
 
+pub mod app;
 pub mod channels;
 pub mod claude;
 pub mod cli;

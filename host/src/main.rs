@@ -33,8 +33,27 @@ fn main() -> ExitCode {
             return finish(Err(commands::usage_error(&e, &args)), json, force_json);
         }
     };
+    // `hall` alone on a terminal opens the app; anywhere else it prints the status.
+    if cli.command.is_none()
+        && !force_json
+        && std::io::stdout().is_terminal()
+        && std::io::stdin().is_terminal()
+    {
+        let opened =
+            std::panic::catch_unwind(|| Ctx::from_env().and_then(|ctx| hallmark::app::main(&ctx)))
+                .unwrap_or_else(|_| {
+                    Err(HallError::internal("hall panicked; this is a bug").hint("hall doctor"))
+                });
+        return match opened {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => finish(Err(e), false, false),
+        };
+    }
     let result = std::panic::catch_unwind(|| {
-        Ctx::from_env().and_then(|ctx| commands::dispatch(cli.command, &ctx))
+        Ctx::from_env().and_then(|ctx| match cli.command {
+            Some(hallmark::cli::Cmd::Frame(a)) => hallmark::app::frame(&ctx, &a),
+            command => commands::dispatch(command, &ctx),
+        })
     })
     .unwrap_or_else(|_| {
         Err(HallError::internal("hall panicked; this is a bug").hint("hall doctor"))

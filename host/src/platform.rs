@@ -321,6 +321,40 @@ pub fn first_line(out: &std::process::Output) -> Option<String> {
     })
 }
 
+/// Sets `flag` when the process is asked to end (SIGTERM on Unix; the console closing on
+/// Windows), so a loop that owns the terminal can give it back before it goes.
+pub fn on_terminate(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    let _ = std::thread::Builder::new()
+        .name("hall-terminate".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                #[cfg(unix)]
+                let asked =
+                    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    {
+                        Ok(mut s) => s.recv().await.is_some(),
+                        Err(_) => false,
+                    };
+                #[cfg(windows)]
+                let asked = match tokio::signal::windows::ctrl_close() {
+                    Ok(mut s) => s.recv().await.is_some(),
+                    Err(_) => false,
+                };
+                #[cfg(not(any(unix, windows)))]
+                let asked = false;
+                if asked {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

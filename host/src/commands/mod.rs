@@ -29,6 +29,7 @@ mod verify;
 pub use claude::{SESSION_ENV, confine_by_default as claude_confine_by_default};
 pub use help::usage_error;
 pub use inbox::count as inbox_count;
+pub use inbox::entries as inbox_entries;
 mod init;
 mod log;
 mod merge;
@@ -157,6 +158,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
                 | Cmd::Schema(_)
                 | Cmd::Hook { .. }
                 | Cmd::Statusline
+                | Cmd::Frame(_)
                 | Cmd::Watch(_)
                 | Cmd::Verify(_)
         )
@@ -236,6 +238,10 @@ fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         // `hall help`, which lists it.
         Some(Cmd::Hook { .. }) => Err(HallError::usage(
             "`hall hook` reads Claude Code's hook JSON on stdin",
+        )),
+        // main() hands `hall frame` to the terminal app, a layer above the commands.
+        Some(Cmd::Frame(_)) => Err(HallError::usage(
+            "`hall frame` is drawn by the terminal app; run it as `hall frame`",
         )),
         // Like `hall hook`, main() hands `hall statusline` to its reader before parsing
         // (it must never fail); only `hall --json statusline` gets here.

@@ -97,6 +97,8 @@ pub struct Notify {
     /// Inbox kind → the channels it goes to (`[]` silences it); kinds left out go to
     /// `channels`.
     pub route: BTreeMap<String, Vec<Channel>>,
+    /// Whether the terminal app rings the bell on a new escalation.
+    pub bell: bool,
 }
 
 impl Default for Notify {
@@ -110,6 +112,7 @@ impl Default for Notify {
             telegram: Telegram::default(),
             slack: Slack::default(),
             route: BTreeMap::new(),
+            bell: true,
         }
     }
 }

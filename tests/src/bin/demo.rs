@@ -204,6 +204,20 @@ fn main() {
         "the demo's PR was not delivered"
     );
     assert!(!wt.exists(), "the sweeper did not remove the worktree");
+    // The terminal app's board, one frame drawn as text: the item is in Records now.
+    println!("\n$ hall frame --size 100x12   (one frame of `hall` on a terminal)");
+    let frame = sb.hall(&sb.repo, &["frame", "--size", "100x12"]).ok();
+    let rows: Vec<&str> = frame["rows"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|l| l.as_str()).collect())
+        .unwrap_or_default();
+    for row in &rows {
+        println!("{row}");
+    }
+    assert!(
+        rows.iter().any(|r| r.contains(&format!("{id} closed"))),
+        "the board's frame does not show {id} in Records: {rows:?}"
+    );
     println!(
         "\n{id} is delivered: checked, reviewed, fixed, hallmarked on its exact commit, shipped as \
          PR #1, its signed hallmark verified without the journal, a reviewer's request answered \

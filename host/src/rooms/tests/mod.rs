@@ -1119,3 +1119,20 @@ fn run_json_speaks_each_worlds_json() {
         .expect_err("bad input");
     assert_eq!(err.code(), "ROOM_INPUT_INVALID");
 }
+
+/// Loading a built-in room skips the instantiation that type-checks its exports (it
+/// sits on every hook's path); this is where each built-in room is held to it instead.
+#[test]
+fn every_built_in_room_verifies() {
+    let rooms = &SHARED.0;
+    for world in World::ALL {
+        if let Ok(room) = rooms.builtin(world) {
+            room.verify()
+                .unwrap_or_else(|e| panic!("built-in {world} room: {e}"));
+        }
+    }
+    assert!(
+        World::ALL.iter().all(|w| rooms.builtin(*w).is_ok()),
+        "every world has a built-in room"
+    );
+}
