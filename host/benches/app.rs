@@ -37,10 +37,7 @@ fn run(program: &str, args: &[&str], cwd: &Path, config: &Path) -> std::process:
 
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("canonical");
-    let config = root.join("config");
-    std::fs::create_dir_all(&config).expect("config dir");
+    let (_dir, root, config) = common::scratch();
     let made = time(|| drop(generate(&root, ITEMS, EVENTS_PER_ITEM)));
     let repo = root.join("repo");
     std::fs::write(repo.join("README.md"), "bench\n").expect("write");

@@ -40,10 +40,7 @@ fn feed(program: &str, args: &[&str], stdin: &[u8], cwd: &Path, config: &Path) -
 
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("canonical");
-    let config = root.join("config");
-    std::fs::create_dir_all(&config).expect("config dir");
+    let (_dir, root, config) = common::scratch();
     let journal = generate(&root, ITEMS, EVENTS_PER_ITEM);
     let repo = root.join("repo");
     std::fs::write(repo.join("README.md"), "bench\n").expect("write");

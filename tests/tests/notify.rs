@@ -118,16 +118,20 @@ fn assert_private(phone: &Phone) {
     }
 }
 
-#[test]
-fn each_phone_channel_gets_its_exact_request_and_a_rate_limit_is_waited_out() {
+/// A sandbox, the phone stub, and the user's config.toml made from `config` with the
+/// stub's address for `{url}`.
+fn with_phone(config: &str) -> (Sandbox, Phone, String) {
     let sb = Sandbox::initialized();
     let phone = Phone::start();
     let url = phone.server.url();
-    write_config(
-        &sb,
-        &format!(
-            "[signing]\n# kept as it is\n[notify]\nchannels = [\"ntfy\", \"telegram\", \"slack\"]\n[notify.ntfy]\nserver = \"{url}\"\n[notify.telegram]\napi = \"{url}/tg\"\ntoken_env = \"TG_TOKEN\"\nchat_id = \"-1001\"\n[notify.slack]\nwebhook_env = \"SLACK_HOOK\"\n"
-        ),
+    write_config(&sb, &config.replace("{url}", &url));
+    (sb, phone, url)
+}
+
+#[test]
+fn each_phone_channel_gets_its_exact_request_and_a_rate_limit_is_waited_out() {
+    let (sb, phone, url) = with_phone(
+        "[signing]\n# kept as it is\n[notify]\nchannels = [\"ntfy\", \"telegram\", \"slack\"]\n[notify.ntfy]\nserver = \"{url}\"\n[notify.telegram]\napi = \"{url}/tg\"\ntoken_env = \"TG_TOKEN\"\nchat_id = \"-1001\"\n[notify.slack]\nwebhook_env = \"SLACK_HOOK\"\n",
     );
     asking(&sb);
     phone.answer(
@@ -255,14 +259,8 @@ fn each_phone_channel_gets_its_exact_request_and_a_rate_limit_is_waited_out() {
 
 #[test]
 fn quiet_hours_defer_the_phone_into_the_digest_then_reminders_repeat_and_routes_hold() {
-    let sb = Sandbox::initialized();
-    let phone = Phone::start();
-    let url = phone.server.url();
-    write_config(
-        &sb,
-        &format!(
-            "[notify]\nchannels = [\"ntfy\", \"slack\"]\nquiet = \"22:00-07:00\"\ndigest = \"08:00\"\nremind = \"2h\"\n[notify.ntfy]\nserver = \"{url}\"\ntopic = \"hall-test\"\n[notify.slack]\nwebhook_env = \"SLACK_HOOK\"\n[notify.route]\nquestion = [\"ntfy\"]\n"
-        ),
+    let (sb, phone, url) = with_phone(
+        "[notify]\nchannels = [\"ntfy\", \"slack\"]\nquiet = \"22:00-07:00\"\ndigest = \"08:00\"\nremind = \"2h\"\n[notify.ntfy]\nserver = \"{url}\"\ntopic = \"hall-test\"\n[notify.slack]\nwebhook_env = \"SLACK_HOOK\"\n[notify.route]\nquestion = [\"ntfy\"]\n",
     );
     let hook = format!("{url}/services/T/B/C");
     let at = |t: &str| vec![("HALL_NOW", t.to_string()), ("SLACK_HOOK", hook.clone())];
@@ -343,14 +341,8 @@ fn quiet_hours_defer_the_phone_into_the_digest_then_reminders_repeat_and_routes_
 
 #[test]
 fn a_channel_that_keeps_failing_becomes_one_notice_cleared_when_it_delivers() {
-    let sb = Sandbox::initialized();
-    let phone = Phone::start();
-    let url = phone.server.url();
-    write_config(
-        &sb,
-        &format!(
-            "[notify]\nchannels = [\"ntfy\"]\n[notify.ntfy]\nserver = \"{url}\"\ntopic = \"hall-t\"\n"
-        ),
+    let (sb, phone, _) = with_phone(
+        "[notify]\nchannels = [\"ntfy\"]\n[notify.ntfy]\nserver = \"{url}\"\ntopic = \"hall-t\"\n",
     );
     asking(&sb);
     phone.answer(
@@ -608,14 +600,8 @@ fn a_daemon_killed_between_sending_and_recording_sends_again_with_the_same_key_a
 
 #[test]
 fn a_stopped_daemon_is_told_once_by_the_next_session_to_start() {
-    let sb = Sandbox::initialized();
-    let phone = Phone::start();
-    write_config(
-        &sb,
-        &format!(
-            "[notify]\nchannels = [\"ntfy\"]\n[notify.ntfy]\nserver = \"{}\"\ntopic = \"hall-d\"\n",
-            phone.server.url()
-        ),
+    let (sb, phone, _) = with_phone(
+        "[notify]\nchannels = [\"ntfy\"]\n[notify.ntfy]\nserver = \"{url}\"\ntopic = \"hall-d\"\n",
     );
     // A daemon that should run (no stop flag) and died ten minutes ago.
     let mut gone = Command::new("true").spawn().unwrap();

@@ -121,6 +121,16 @@ pub fn item_events(id: ItemId, per_item: u32) -> Vec<Event> {
     out
 }
 
+/// A temporary directory (kept while the first value lives), its canonical path, and an
+/// empty user config directory in it for `HALL_CONFIG_DIR`.
+pub fn scratch() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).expect("config dir");
+    (dir, root, config)
+}
+
 /// A git repository at `root/repo` whose journal holds `items` items of `per_item` events.
 pub fn generate(root: &Path, items: u32, per_item: u32) -> Journal {
     let repo = root.join("repo");

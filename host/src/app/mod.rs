@@ -30,7 +30,7 @@ use clap::Parser;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
 
 use crate::cli::Cli;
-use crate::commands::Reply;
+use crate::commands::{FrameReply, Reply};
 use crate::error::{HallError, Result};
 use crate::hall::Ctx;
 use data::Data;
@@ -163,12 +163,6 @@ fn bell_on(hall: &crate::hall::Hall) -> bool {
     !matches!(crate::office::notify::settings(hall), Ok(Some(n)) if !n.bell)
 }
 
-#[derive(serde::Serialize, schemars::JsonSchema)]
-pub struct FrameReply {
-    /// The frame's rows, as text.
-    pub rows: Vec<String>,
-}
-
 /// `hall frame`: one frame of the app drawn as text, for scripts, docs and bug reports.
 pub fn frame(ctx: &Ctx, args: &crate::cli::FrameArgs) -> Result<Reply> {
     let (w, h) = args
@@ -187,7 +181,7 @@ pub fn frame(ctx: &Ctx, args: &crate::cli::FrameArgs) -> Result<Reply> {
         "board" => View::Board,
         "inbox" => View::Inbox,
         "history" => View::History,
-        "usage" => View::Usage,
+        "usage" => View::Usage(0),
         "repos" => View::Repos,
         "queue" => View::Queue,
         id => View::Item {

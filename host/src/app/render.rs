@@ -78,7 +78,7 @@ fn title_bar(app: &App, data: &Data, paint: Paint) -> Line<'static> {
         ),
         (View::Inbox, format!("2 Office {}", data.entries.len())),
         (View::History, "3 History".to_string()),
-        (View::Usage, "4 Usage".to_string()),
+        (View::Usage(0), "4 Usage".to_string()),
         (View::Repos, "5 Repos".to_string()),
     ];
     let mut spans = vec![Span::styled(
@@ -86,7 +86,7 @@ fn title_bar(app: &App, data: &Data, paint: Paint) -> Line<'static> {
         paint.bold(),
     )];
     for (v, label) in views {
-        let style = if app.view == v {
+        let style = if std::mem::discriminant(&app.view) == std::mem::discriminant(&v) {
             paint.selected()
         } else {
             Style::default()
@@ -96,7 +96,7 @@ fn title_bar(app: &App, data: &Data, paint: Paint) -> Line<'static> {
     }
     if !matches!(
         app.view,
-        View::Board | View::Inbox | View::History | View::Usage | View::Repos
+        View::Board | View::Inbox | View::History | View::Usage(_) | View::Repos
     ) {
         spans.push(Span::raw("  │ "));
         spans.push(Span::styled(app.view.title(), paint.bold()));
@@ -152,6 +152,20 @@ fn window(cursor: usize, height: usize, len: usize) -> usize {
         return 0;
     }
     cursor.saturating_sub(height / 2).min(len - height)
+}
+
+/// A list's row, reversed whole when it is the selected one.
+fn row_line(spans: Vec<Span<'static>>, selected: bool, paint: Paint) -> Line<'static> {
+    if selected {
+        Line::from(
+            spans
+                .into_iter()
+                .map(|s| s.style(paint.selected()))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        Line::from(spans)
+    }
 }
 
 fn state_color(state: crate::item::State) -> Color {
@@ -226,16 +240,7 @@ fn board(f: &mut Frame, area: Rect, app: &App, data: &Data, paint: Paint) {
                     Span::raw(format!(" {}", r.title)),
                     Span::styled(format!("{hold}{round}"), paint.fg(Color::Yellow)),
                 ];
-                if *i == cursor {
-                    Line::from(
-                        spans
-                            .into_iter()
-                            .map(|s| s.style(paint.selected()))
-                            .collect::<Vec<_>>(),
-                    )
-                } else {
-                    Line::from(spans)
-                }
+                row_line(spans, *i == cursor, paint)
             }
         })
         .collect();
@@ -262,16 +267,7 @@ fn inbox(f: &mut Frame, area: Rect, app: &App, data: &Data, paint: Paint) {
                 Span::styled(format!("[{}]", e.kind), paint.fg(Color::Yellow)),
                 Span::raw(format!(" {}", e.text)),
             ];
-            if i == app.cursor {
-                Line::from(
-                    spans
-                        .into_iter()
-                        .map(|s| s.style(paint.selected()))
-                        .collect::<Vec<_>>(),
-                )
-            } else {
-                Line::from(spans)
-            }
+            row_line(spans, i == app.cursor, paint)
         })
         .collect();
     f.render_widget(Paragraph::new(lines), area);

@@ -7,13 +7,17 @@ use super::keymap::{self, Action, Key, Scope};
 /// The item view's tabs, each a hall command's text.
 pub const TABS: [&str; 5] = ["now", "journal", "findings", "usage", "runs"];
 
+/// The usage view's tabs: `hall usage --by` each.
+pub const USAGE_BY: [&str; 5] = ["station", "item", "role", "model", "day"];
+
 /// What is on screen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum View {
     Board,
     Inbox,
     History,
-    Usage,
+    /// Usage by [`USAGE_BY`]'s entry.
+    Usage(usize),
     Repos,
     Queue,
     Item {
@@ -49,7 +53,7 @@ impl View {
         match self {
             View::Board | View::Inbox => None,
             View::History => v(&["history"]),
-            View::Usage => v(&["usage", "--by", "station"]),
+            View::Usage(by) => v(&["usage", "--by", USAGE_BY[*by % USAGE_BY.len()]]),
             View::Repos => v(&["daemon", "status"]),
             View::Queue => v(&["queue"]),
             View::Item { id, tab } => match TABS[*tab % TABS.len()] {
@@ -71,7 +75,7 @@ impl View {
             View::Board => "Board".into(),
             View::Inbox => "Your Office".into(),
             View::History => "History".into(),
-            View::Usage => "Usage".into(),
+            View::Usage(by) => format!("Usage by {}", USAGE_BY[*by % USAGE_BY.len()]),
             View::Repos => "Repositories".into(),
             View::Queue => "Merge queue".into(),
             View::Item { id, tab } => format!("{id} · {}", TABS[*tab % TABS.len()]),
@@ -153,7 +157,7 @@ impl App {
         // the way back afresh. An item, its trace or a command's output goes on top.
         let top = matches!(
             view,
-            View::Board | View::Inbox | View::History | View::Usage | View::Repos | View::Queue
+            View::Board | View::Inbox | View::History | View::Usage(_) | View::Repos | View::Queue
         );
         if top {
             self.stack.clear();
@@ -270,7 +274,7 @@ impl App {
                 1 => View::Board,
                 2 => View::Inbox,
                 3 => View::History,
-                4 => View::Usage,
+                4 => View::Usage(0),
                 _ => View::Repos,
             }),
             Action::MergeQueue => self.go(View::Queue),
@@ -279,8 +283,12 @@ impl App {
                 None => Effect::None,
             },
             Action::PrevTab | Action::NextTab => {
-                if let View::Item { tab, .. } = &mut self.view {
-                    let n = TABS.len();
+                let tabs = match &mut self.view {
+                    View::Item { tab, .. } => Some((tab, TABS.len())),
+                    View::Usage(by) => Some((by, USAGE_BY.len())),
+                    _ => None,
+                };
+                if let Some((tab, n)) = tabs {
                     *tab = if binding.action == Action::NextTab {
                         (*tab + 1) % n
                     } else {

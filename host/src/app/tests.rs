@@ -120,7 +120,7 @@ fn every_view_at_80x24_and_120x40() {
         ("history", View::History, with_text(data(), HISTORY_TEXT)),
         (
             "usage",
-            View::Usage,
+            View::Usage(0),
             with_text(
                 data(),
                 "room            input   output  cost\nAssay Office   120.4k   8.2k   $1.92\nRepair Shop     40.1k   3.0k   $0.41",

@@ -132,6 +132,13 @@ pub fn next_for(item: &Item) -> Vec<String> {
     next
 }
 
+/// `hall frame`'s reply (the terminal app draws it, a layer above the commands).
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct FrameReply {
+    /// The frame's rows, as text, trailing spaces trimmed.
+    pub rows: Vec<String>,
+}
+
 /// Warnings for torn lines a read or write skipped.
 pub fn torn_warnings(path: &std::path::Path, torn: &[crate::journal::Torn]) -> Vec<String> {
     torn.iter()

@@ -87,6 +87,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         ] }),
         "policy" => of::<policy::PolicyReport>(),
         "notify" => of::<notify::NotifyReply>(),
+        "frame" => of::<super::FrameReply>(),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
             "type": "object",

@@ -162,6 +162,10 @@ pub(crate) fn engine() -> Result<Engine, RoomError> {
     let mut config = Config::new();
     // Part of the compatibility hash, so cached artifacts follow it.
     config.epoch_interruption(true);
+    // No `.eh_frame` for the system's unwinder: registering it is much of what loading
+    // a cached room costs, and a hook loads one on every tool call. Wasmtime's own trap
+    // backtraces don't need it, and on Windows, whose ABI does, wasmtime keeps it anyway.
+    config.native_unwind_info(false);
     let engine = Engine::new(&config).map_err(|e| RoomError::Runtime(e.to_string()))?;
     let weak = engine.weak();
     std::thread::Builder::new()
