@@ -60,6 +60,8 @@ pub enum Action {
     /// Switch to the numbered view (1 board … 5 repos).
     View(u8),
     Trace,
+    /// The full log of a failing check the findings tab names.
+    OpenLog,
     MergeQueue,
     Gazette,
     Answer,
@@ -94,7 +96,7 @@ pub const KEYMAP: &[Binding] = &[
         label: "?",
         scope: S::Everywhere,
         action: A::Help,
-        help: "this help",
+        help: "this help (↑ ↓ scroll it, any other key closes it)",
         command: None,
     },
     Binding {
@@ -206,7 +208,7 @@ pub const KEYMAP: &[Binding] = &[
         label: "4",
         scope: S::Everywhere,
         action: A::View(4),
-        help: "usage by room",
+        help: "usage (by room; ← → for by item, role, model, day)",
         command: Some("hall usage --by station"),
     },
     Binding {
@@ -236,15 +238,15 @@ pub const KEYMAP: &[Binding] = &[
     Binding {
         keys: &[K::Left, K::Char('h')],
         label: "← h",
-        scope: S::Item,
+        scope: S::Everywhere,
         action: A::PrevTab,
-        help: "previous tab (now, journal, findings, usage, runs)",
+        help: "previous tab (an item's now, journal, findings, usage, runs; usage's)",
         command: None,
     },
     Binding {
         keys: &[K::Right, K::Char('l'), K::Tab],
         label: "→ l Tab",
-        scope: S::Item,
+        scope: S::Everywhere,
         action: A::NextTab,
         help: "next tab",
         command: None,
@@ -256,6 +258,14 @@ pub const KEYMAP: &[Binding] = &[
         action: A::Trace,
         help: "the run's trace, followed live",
         command: Some("hall trace <id>"),
+    },
+    Binding {
+        keys: &[K::Char('o')],
+        label: "o",
+        scope: S::Item,
+        action: A::OpenLog,
+        help: "the full log of the failing check at or below the cursor (findings tab)",
+        command: Some("hall run --show <log>"),
     },
     Binding {
         keys: &[K::Char('n')],

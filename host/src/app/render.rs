@@ -63,7 +63,7 @@ pub fn draw(f: &mut Frame, app: &mut App, data: &Data, paint: Paint) {
     }
     f.render_widget(Paragraph::new(status_bar(app, data, paint)), bottom);
     if app.help {
-        help(f, f.area(), paint);
+        help(f, f.area(), app.help_scroll, paint);
     }
 }
 
@@ -312,8 +312,8 @@ fn text(f: &mut Frame, area: Rect, app: &App, data: &Data, paint: Paint) {
     f.render_widget(Paragraph::new(shown), area);
 }
 
-fn help(f: &mut Frame, area: Rect, paint: Paint) {
-    let lines = keymap::help_lines();
+fn help(f: &mut Frame, area: Rect, scroll: usize, paint: Paint) {
+    let lines: Vec<String> = keymap::help_lines().into_iter().skip(scroll).collect();
     let w = area.width.saturating_sub(4).min(100);
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
     let rect = Rect {

@@ -130,6 +130,8 @@ pub struct App {
     pub filter: String,
     pub prompt: Option<Prompt>,
     pub help: bool,
+    /// The first help line shown.
+    pub help_scroll: usize,
     /// The last command's outcome, shown in the status bar.
     pub message: String,
     /// Rows a page holds (the renderer sets it).
@@ -145,6 +147,7 @@ impl Default for App {
             filter: String::new(),
             prompt: None,
             help: false,
+            help_scroll: 0,
             message: String::new(),
             page: 10,
         }
@@ -223,7 +226,17 @@ impl App {
             return self.on_prompt_key(prompt, key, data);
         }
         if self.help {
-            self.help = false;
+            match key {
+                Key::Up | Key::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+                Key::Down | Key::Char('j') => {
+                    self.help_scroll =
+                        (self.help_scroll + 1).min(keymap::KEYMAP.len().saturating_sub(1))
+                }
+                _ => {
+                    self.help = false;
+                    self.help_scroll = 0;
+                }
+            }
             return Effect::None;
         }
         let Some(binding) = keymap::lookup(key, self.view.scope()) else {
@@ -304,6 +317,31 @@ impl App {
                 Some(id) => self.go(View::Trace { id }),
                 None => Effect::None,
             },
+            Action::OpenLog => {
+                // `hall findings` names each failing check's log in a `next` line.
+                let lines = data.lines(&self.filter);
+                let log = lines
+                    .iter()
+                    .skip(self.cursor)
+                    .chain(lines.iter())
+                    .find_map(|l| {
+                        let at = l.find("hall run --show ")?;
+                        l[at + "hall run --show ".len()..]
+                            .split_whitespace()
+                            .next()
+                            .map(str::to_string)
+                    });
+                match log {
+                    Some(log) => self.go(View::Output {
+                        command: format!("run --show {log}"),
+                    }),
+                    None => {
+                        self.message =
+                            "No failing check's log here (the findings tab lists them).".into();
+                        Effect::None
+                    }
+                }
+            }
             Action::Gazette => match self.selected_item(data) {
                 Some(id) => self.go(View::Gazette { id }),
                 None => Effect::None,

@@ -344,11 +344,66 @@ fn drop_asks_why_then_to_confirm_and_commands_that_wait_are_refused() {
             "verdict".into()
         ])
     );
-    // ? shows the help; any key closes it.
+    // ? shows the help; arrows scroll it, any other key closes it.
     app.on_key(Key::Char('?'), &d);
     assert!(app.help);
+    app.on_key(Key::Down, &d);
+    app.on_key(Key::Down, &d);
+    assert_eq!(app.help_scroll, 2);
+    assert!(
+        render::to_text(&mut app, &d, 80, 24)
+            .join("\n")
+            .contains("│:  ")
+    );
     app.on_key(Key::Char('z'), &d);
     assert!(!app.help);
+    assert_eq!(app.help_scroll, 0);
+}
+
+#[test]
+fn o_opens_the_full_log_of_the_failing_check_the_findings_name() {
+    let d = with_text(
+        data(),
+        "H-0004 is fixing: 0 open findings, 2 failing checks.\n\n`cargo test` exited 101:\nfailed\n\n`cargo clippy` exited 1:\nwarned\nnext: hall run --show /j/items/H-0004/checks/1.log --grep <text>\nnext: hall run --show /j/items/H-0004/checks/2.log --grep <text>",
+    );
+    let mut app = App {
+        view: View::Item {
+            id: "H-0004".into(),
+            tab: 2,
+        },
+        ..App::default()
+    };
+    assert_eq!(app.on_key(Key::Char('o'), &d), Effect::Load);
+    assert_eq!(
+        app.view.command(),
+        Some(vec![
+            "run".into(),
+            "--show".into(),
+            "/j/items/H-0004/checks/1.log".into()
+        ])
+    );
+    // Lower down, the next log.
+    app.on_key(Key::Esc, &d);
+    app.cursor = 8;
+    app.on_key(Key::Char('o'), &d);
+    assert_eq!(
+        app.view.command(),
+        Some(vec![
+            "run".into(),
+            "--show".into(),
+            "/j/items/H-0004/checks/2.log".into()
+        ])
+    );
+    // Nothing to open: said, nothing done.
+    let mut app = App {
+        view: View::Item {
+            id: "H-0001".into(),
+            tab: 0,
+        },
+        ..App::default()
+    };
+    assert_eq!(app.on_key(Key::Char('o'), &data()), Effect::None);
+    assert!(app.message.contains("No failing check's log"));
 }
 
 #[test]
