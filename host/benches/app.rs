@@ -61,11 +61,11 @@ fn main() {
     let frame: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = frame["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 40);
-    assert!(
-        rows.iter()
-            .any(|r| r.as_str().is_some_and(|r| r.contains("H-0001"))),
-        "{rows:?}"
-    );
+    let shown = rows
+        .iter()
+        .filter(|r| r.as_str().is_some_and(|r| r.trim_start().starts_with("H-")))
+        .count();
+    assert!(shown > 30, "a screenful of items: {rows:?}");
     let (mut t_hall, mut t_true) = (Vec::new(), Vec::new());
     for _ in 0..RUNS {
         t_hall.push(time(|| drop(run(hall, &args, &repo, &config))));

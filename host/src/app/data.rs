@@ -97,7 +97,14 @@ impl Data {
             .chain(done.into_iter().take(RECORDS))
             .map(BoardRow::from_index)
             .collect();
-        items.sort_by_key(|r| (PLACES.iter().position(|p| *p == r.place), r.id.clone()));
+        // By place, then by number: a longer id is a larger one (H-10000 after H-9999).
+        items.sort_by_key(|r| {
+            (
+                PLACES.iter().position(|p| *p == r.place),
+                r.id.len(),
+                r.id.clone(),
+            )
+        });
         let entries = crate::commands::inbox_entries(&index)?
             .into_iter()
             .filter(|e| !e.dismissed)
