@@ -254,9 +254,9 @@ pub const KEYMAP: &[Binding] = &[
     Binding {
         keys: &[K::Char('t')],
         label: "t",
-        scope: S::Item,
+        scope: S::Everywhere,
         action: A::Trace,
-        help: "the run's trace, followed live",
+        help: "the selected item's run, its trace followed live",
         command: Some("hall trace <id>"),
     },
     Binding {
@@ -270,9 +270,9 @@ pub const KEYMAP: &[Binding] = &[
     Binding {
         keys: &[K::Char('n')],
         label: "n",
-        scope: S::Item,
+        scope: S::Everywhere,
         action: A::Gazette,
-        help: "the item's Gazette",
+        help: "the selected item's Gazette",
         command: Some("hall gazette <id>"),
     },
     Binding {

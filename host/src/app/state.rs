@@ -124,7 +124,8 @@ pub enum Effect {
 #[derive(Clone, Debug)]
 pub struct App {
     pub view: View,
-    pub stack: Vec<View>,
+    /// The views to go back to, each with its cursor.
+    pub stack: Vec<(View, usize)>,
     /// The selected row of a list, or the first line shown of a text.
     pub cursor: usize,
     pub filter: String,
@@ -167,7 +168,7 @@ impl App {
             self.view = view;
         } else if self.view != view {
             let old = std::mem::replace(&mut self.view, view);
-            self.stack.push(old);
+            self.stack.push((old, self.cursor));
         }
         self.cursor = 0;
         self.filter.clear();
@@ -181,9 +182,9 @@ impl App {
             return Effect::None;
         }
         match self.stack.pop() {
-            Some(v) => {
+            Some((v, cursor)) => {
                 self.view = v;
-                self.cursor = 0;
+                self.cursor = cursor;
                 Effect::Load
             }
             None if self.view == View::Board => Effect::Quit,

@@ -222,6 +222,15 @@ fn the_board_opens_an_item_and_walks_its_tabs() {
         app.on_key(Key::Char('r'), &d),
         Effect::Run(vec!["ready".into(), "H-0008".into()])
     );
+    // The trace from the board: the selected item's.
+    app.on_key(Key::Esc, &d);
+    assert_eq!(app.on_key(Key::Char('t'), &d), Effect::Load);
+    assert_eq!(
+        app.view,
+        View::Trace {
+            id: "H-0008".into()
+        }
+    );
     // Back to the board, and q there quits.
     assert_eq!(app.on_key(Key::Esc, &d), Effect::Load);
     assert_eq!(app.view, View::Board);
