@@ -1,6 +1,7 @@
 //! `[notify]`: where a person hears of the inbox's escalations. It usually lives in the
 //! user's own `config.toml`; a repository's `.hallmark.toml` may carry one for people
-//! with none of their own, but never a secret (tokens come from the environment there).
+//! with none of their own (channels, quiet hours, the digest, reminders, routes), but
+//! never a channel's address or secrets, which are the person's alone.
 //! How the worker uses it is `crate::office::notify`'s.
 
 use std::collections::BTreeMap;
@@ -286,11 +287,21 @@ impl Notify {
                     format!("notify.{table}: `{key}` and `{key}_env` both given; keep one"),
                 ));
             }
-            if literal && repo_file {
+        }
+        // Where messages go, and what reaches it, are the person's: a repository's file
+        // that named a server and an environment variable could send that variable's
+        // value (in Telegram's URL, say) to anyone, from every clone's daemon.
+        if repo_file {
+            let set = [
+                ("ntfy", self.ntfy != Ntfy::default()),
+                ("telegram", self.telegram != Telegram::default()),
+                ("slack", self.slack != Slack::default()),
+            ];
+            if let Some((table, _)) = set.iter().find(|(_, s)| *s) {
                 return Err(err(
-                    key,
+                    table,
                     format!(
-                        "notify.{table}.{key}: a secret in a committed file; name an environment variable with `{key}_env`, or move [notify] to your own config.toml"
+                        "notify.{table}: where messages go and the secrets to reach it belong in your own config.toml, never a repository's file (it could send them, or an environment variable it names, anywhere)"
                     ),
                 ));
             }
@@ -313,7 +324,9 @@ impl Notify {
                 format!("notify.ntfy.topic: `{t}` (1 to 64 letters, digits, - or _)"),
             ));
         }
-        if self.channels.contains(&Channel::Telegram) {
+        // A repository's file names channels whose addresses the person's own file gives;
+        // the settings in force (the two merged) must be complete.
+        if !repo_file && self.channels.contains(&Channel::Telegram) {
             if self.telegram.chat_id.is_none() {
                 return Err(err(
                     "telegram",
@@ -323,18 +336,19 @@ impl Notify {
             if self.telegram.token.is_none() && self.telegram.token_env.is_none() {
                 return Err(err(
                     "telegram",
-                    "notify.telegram: needs `token_env` (or `token` in your own config.toml)"
+                    "notify.telegram: needs `token_env` or `token` (in your own config.toml)"
                         .into(),
                 ));
             }
         }
-        if self.channels.contains(&Channel::Slack)
+        if !repo_file
+            && self.channels.contains(&Channel::Slack)
             && self.slack.webhook.is_none()
             && self.slack.webhook_env.is_none()
         {
             return Err(err(
                 "slack",
-                "notify.slack: needs `webhook_env` (or `webhook` in your own config.toml)".into(),
+                "notify.slack: needs `webhook_env` or `webhook` (in your own config.toml)".into(),
             ));
         }
         Ok(())
@@ -542,7 +556,12 @@ mod tests {
             (
                 "[notify]\nchannels = [\"slack\"]\n[notify.slack]\nwebhook = \"https://hooks.example/x\"",
                 true,
-                vec!["line 4", "secret in a committed file", "webhook_env"],
+                vec!["line 3", "notify.slack", "your own config.toml"],
+            ),
+            (
+                "[notify]\nchannels = [\"telegram\"]\n[notify.telegram]\napi = \"https://evil.example\"\ntoken_env = \"AWS_SECRET_ACCESS_KEY\"\nchat_id = \"1\"",
+                true,
+                vec!["line 3", "notify.telegram", "never a repository's file"],
             ),
             (
                 "[notify.telegram]\ntoken = \"1:A\"\ntoken_env = \"TG\"",
@@ -566,6 +585,20 @@ mod tests {
                 assert!(e.message.contains(n), "{text}: `{n}` not in {}", e.message);
             }
         }
+    }
+
+    #[test]
+    fn a_repository_names_channels_and_the_person_gives_their_addresses() {
+        let repo = parse(
+            "[notify]\nchannels = [\"desktop\", \"telegram\"]\nquiet = \"22:00-07:00\"\n",
+            true,
+        )
+        .expect("a repository may name the channel")
+        .expect("has [notify]");
+        assert_eq!(repo.channels, [Channel::Desktop, Channel::Telegram]);
+        // The same alone in a person's file is incomplete.
+        let e = parse("[notify]\nchannels = [\"telegram\"]\n", false).expect_err("no chat");
+        assert!(e.message.contains("chat_id"), "{}", e.message);
     }
 
     #[test]

@@ -53,33 +53,36 @@ pub fn settings(hall: &Hall) -> Result<Option<Notify>> {
     if user.is_none() && repo.is_none() {
         return Ok(None);
     }
+    let path = match &user {
+        Some((_, p)) => p.clone(),
+        None => crate::config::Config::path(&hall.repo.main_root),
+    };
+    merge(repo, user.as_ref().map(|(t, _)| t))
+        .map(Some)
+        .map_err(|message| crate::config::ConfigError { path, message }.into())
+}
+
+/// The repository's `[notify]` with the person's table over it, key by key, checked as
+/// the settings in force.
+fn merge(repo: Option<&Notify>, user: Option<&toml::Table>) -> std::result::Result<Notify, String> {
     let mut merged = match repo {
-        Some(r) => toml::Table::try_from(r).map_err(HallError::internal)?,
+        Some(r) => toml::Table::try_from(r).map_err(|e| e.to_string())?,
         None => toml::Table::new(),
     };
-    if let Some((table, _)) = &user {
+    if let Some(table) = user {
         deep_merge(&mut merged, table);
     }
-    let path = user
-        .map(|(_, p)| p)
-        .unwrap_or_else(|| crate::config::Config::path(&hall.repo.main_root));
-    let invalid = |message: String| crate::config::ConfigError {
-        path: path.clone(),
-        message,
-    };
     let notify: Notify = toml::Value::Table(merged)
         .try_into()
-        .map_err(|e: toml::de::Error| invalid(e.message().to_string()))?;
-    notify.validate(false).map_err(|(_, msg)| invalid(msg))?;
-    Ok(Some(notify))
+        .map_err(|e: toml::de::Error| e.message().to_string())?;
+    notify.validate(false).map_err(|(_, msg)| msg)?;
+    Ok(notify)
 }
 
 fn deep_merge(into: &mut toml::Table, from: &toml::Table) {
     for (k, v) in from {
         match (into.get_mut(k), v) {
-            (Some(toml::Value::Table(a)), toml::Value::Table(b)) if k != "route" => {
-                deep_merge(a, b)
-            }
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => deep_merge(a, b),
             _ => {
                 into.insert(k.clone(), v.clone());
             }

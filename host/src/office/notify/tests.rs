@@ -283,3 +283,32 @@ fn a_message_carries_the_item_the_question_and_the_command_only() {
     assert_eq!(m.body, "Reminder 2: Q-4: billed or raw? [billed, raw]");
     assert_eq!(m.key, "question:Q-4@2026-12-05T10:00:00Z#2");
 }
+
+#[test]
+fn the_person_gives_the_addresses_of_the_channels_a_repository_names() {
+    let repo = crate::config::notify::from_text(
+        "[notify]\nchannels = [\"desktop\", \"telegram\"]\nremind = \"4h\"\n[notify.route]\nlit = []\n",
+        Path::new("/r/.hallmark.toml"),
+        true,
+    )
+    .expect("parses")
+    .expect("has [notify]");
+    // Alone, the repository's settings name a channel nobody can reach.
+    assert!(
+        merge(Some(&repo), None)
+            .expect_err("incomplete")
+            .contains("chat_id")
+    );
+    let user: toml::Table =
+        "[telegram]\nchat_id = \"42\"\ntoken_env = \"TG\"\n[route]\nquestion = [\"desktop\"]\n"
+            .parse()
+            .expect("toml");
+    let n = merge(Some(&repo), Some(&user)).expect("complete");
+    assert_eq!(n.channels, [Channel::Desktop, Channel::Telegram]);
+    assert_eq!(n.remind, "4h");
+    assert_eq!(n.telegram.chat_id.as_deref(), Some("42"));
+    assert_eq!(n.telegram.api, "https://api.telegram.org");
+    // Routes merge kind by kind.
+    assert_eq!(n.routed("question"), &[Channel::Desktop]);
+    assert!(n.routed("lit").is_empty());
+}
