@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{generate, git, median, ms, time};
+use common::{generate_committed, median, ms, time};
 use hallmark::app::data::Data;
 use hallmark::app::keymap::Key;
 use hallmark::app::render::to_text;
@@ -38,11 +38,8 @@ fn run(program: &str, args: &[&str], cwd: &Path, config: &Path) -> std::process:
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
     let (_dir, root, config) = common::scratch();
-    let made = time(|| drop(generate(&root, ITEMS, EVENTS_PER_ITEM)));
-    let repo = root.join("repo");
-    std::fs::write(repo.join("README.md"), "bench\n").expect("write");
-    git(&repo, &["add", "README.md"]);
-    git(&repo, &["commit", "-q", "-m", "init"]);
+    let mut repo = root.clone();
+    let made = time(|| repo = generate_committed(&root, ITEMS, EVENTS_PER_ITEM).1);
     let indexed = time(|| {
         let out = run(hall, &["reindex"], &repo, &config);
         assert!(out.status.success(), "reindex: {out:?}");

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{generate, git, median, ms, time};
+use common::{bench_worktree, generate_committed, git, median, ms, time};
 use hallmark::item::event::EVENT_VERSION;
 use hallmark::item::{Event, EventKind, ItemId, Source};
 
@@ -75,24 +75,9 @@ fn bench_pair(a: (&str, &[u8], &Path), b: (&str, &[u8], &Path)) -> (Duration, Du
 fn repository(root: &Path, program: &str, line_version: Option<u32>) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(root).expect("mkdir");
     let config_dir = CONFIG_DIR.get().expect("set");
-    let journal = generate(root, ITEMS, EVENTS_PER_ITEM);
-    let repo = root.join("repo");
-    std::fs::write(repo.join("README.md"), "bench\n").expect("write");
-    git(&repo, &["add", "README.md"]);
-    git(&repo, &["commit", "-q", "-m", "init"]);
+    let (journal, repo) = generate_committed(root, ITEMS, EVENTS_PER_ITEM);
     // One more item with a real worktree, hallmarked at its HEAD, as the assayer leaves it.
-    let wt = root.join("repo-wt");
-    git(
-        &repo,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "hm/bench",
-            wt.to_str().expect("utf8"),
-        ],
-    );
+    let wt = bench_worktree(root, &repo);
     std::fs::write(wt.join("work.txt"), "done\n").expect("write");
     git(&wt, &["add", "work.txt"]);
     git(&wt, &["commit", "-q", "-m", "work"]);

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{generate, git, median, ms, time};
+use common::{bench_worktree, generate_committed, median, ms, time};
 use hallmark::item::event::EVENT_VERSION;
 use hallmark::item::{Event, EventKind, ItemId, Source};
 
@@ -41,24 +41,9 @@ fn feed(program: &str, args: &[&str], stdin: &[u8], cwd: &Path, config: &Path) -
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
     let (_dir, root, config) = common::scratch();
-    let journal = generate(&root, ITEMS, EVENTS_PER_ITEM);
-    let repo = root.join("repo");
-    std::fs::write(repo.join("README.md"), "bench\n").expect("write");
-    git(&repo, &["add", "README.md"]);
-    git(&repo, &["commit", "-q", "-m", "init"]);
+    let (journal, repo) = generate_committed(&root, ITEMS, EVENTS_PER_ITEM);
     // One more item, in development in a real worktree: the session's item.
-    let wt = root.join("repo-wt");
-    git(
-        &repo,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "hm/bench",
-            wt.to_str().expect("utf8"),
-        ],
-    );
+    let wt = bench_worktree(&root, &repo);
     let id = ItemId(ITEMS + 1);
     let ev = |kind| Event {
         v: EVENT_VERSION,

@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each bench uses its own part
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -123,7 +123,7 @@ pub fn item_events(id: ItemId, per_item: u32) -> Vec<Event> {
 
 /// A temporary directory (kept while the first value lives), its canonical path, and an
 /// empty user config directory in it for `HALL_CONFIG_DIR`.
-pub fn scratch() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+pub fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical");
     let config = root.join("config");
@@ -159,6 +159,34 @@ pub fn generate(root: &Path, items: u32, per_item: u32) -> Journal {
     )
     .expect("counters");
     journal
+}
+
+/// [`generate`], with a first commit on `main` (a README): returns the journal and the
+/// repository.
+pub fn generate_committed(root: &Path, items: u32, per_item: u32) -> (Journal, PathBuf) {
+    let journal = generate(root, items, per_item);
+    let repo = root.join("repo");
+    std::fs::write(repo.join("README.md"), "bench\n").expect("write");
+    git(&repo, &["add", "README.md"]);
+    git(&repo, &["commit", "-q", "-m", "init"]);
+    (journal, repo)
+}
+
+/// Adds a worktree of `repo` at `root/repo-wt` on a new branch `hm/bench`.
+pub fn bench_worktree(root: &Path, repo: &Path) -> PathBuf {
+    let wt = root.join("repo-wt");
+    git(
+        repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "hm/bench",
+            wt.to_str().expect("utf8"),
+        ],
+    );
+    wt
 }
 
 pub fn time(mut f: impl FnMut()) -> Duration {

@@ -97,47 +97,8 @@ pub fn after_command(ctx: &Ctx) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Clock;
-    use crate::config::Config;
-    use crate::git::Repo;
-    use crate::item::{Action, EventKind, Sha, Source, State};
-    use crate::journal::Journal;
-
-    /// A journal with one item in development (no git: nothing here runs it).
-    fn world() -> (tempfile::TempDir, Hall, Ctx, ItemId) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        let repo = Repo {
-            toplevel: root.clone(),
-            git_dir: root.join(".git"),
-            common_dir: root.join(".git"),
-            main_root: root.clone(),
-        };
-        let journal = Journal::new(root.join(".git/hallmark"));
-        journal.init().unwrap();
-        let hall = Hall::with(repo, journal, Config::default());
-        let at = crate::clock::parse("2026-12-05T09:00:00Z").unwrap();
-        let ctx = Ctx::at(root.clone(), Clock::fixed(at), "you");
-        let (id, _) = hall
-            .journal
-            .create_item(|id| {
-                Ok::<_, crate::error::HallError>(vec![ctx.event(
-                    Some(id),
-                    EventKind::Created {
-                        title: "Board".into(),
-                        request: None,
-                        branch: "hm/board".into(),
-                        base: "main".into(),
-                        worktree: Some(root.join("wt").display().to_string()),
-                        source: Source::New,
-                        issue: None,
-                        pr: None,
-                    },
-                )])
-            })
-            .unwrap();
-        (dir, hall, ctx, id)
-    }
+    use crate::hall::change::tests::world;
+    use crate::item::{Action, Sha, State};
 
     #[test]
     fn the_board_follows_the_journal_and_is_rebuilt_only_when_it_moved() {

@@ -289,7 +289,7 @@ pub fn refused(id: ItemId, r: Refusal) -> HallError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::clock::Clock;
     use crate::config::Config;
@@ -297,9 +297,9 @@ mod tests {
     use crate::item::{EventKind, Source, State};
     use crate::journal::Journal;
 
-    /// A repository layout with a journal and one item in development (no git needed:
-    /// nothing below touches the repository).
-    fn world() -> (tempfile::TempDir, Hall, Ctx, ItemId) {
+    /// A repository layout with a journal and one item in development, its worktree at
+    /// `<root>/wt` (no git needed: nothing that uses it touches the repository).
+    pub(crate) fn world() -> (tempfile::TempDir, Hall, Ctx, ItemId) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
         let repo = Repo {
@@ -312,7 +312,7 @@ mod tests {
         journal.init().unwrap();
         let hall = Hall::with(repo, journal, Config::default());
         let at = crate::clock::parse("2026-11-02T09:00:00Z").unwrap();
-        let ctx = Ctx::at(root, Clock::fixed(at), "you");
+        let ctx = Ctx::at(root.clone(), Clock::fixed(at), "you");
         let (id, _) = hall
             .journal
             .create_item(|id| {
@@ -323,7 +323,7 @@ mod tests {
                         request: None,
                         branch: "hm/t".into(),
                         base: "main".into(),
-                        worktree: None,
+                        worktree: Some(root.join("wt").display().to_string()),
                         source: Source::New,
                         issue: None,
                         pr: None,

@@ -28,6 +28,9 @@ mod fold;
 mod schema;
 use schema::{OPEN_QUERY, PLACE_QUERY, SCHEMA, SCHEMA_VERSION, WAITING_QUERY};
 mod heal;
+mod inbox;
+
+pub use inbox::{NoticeRow, NotifiedRow};
 mod lookups;
 use fold::{apply_file, read_names};
 pub use heal::log_file;
@@ -501,54 +504,6 @@ impl Index {
         Ok(self.questions(false)?.into_iter().find(|q| q.qid == qid))
     }
 
-    pub fn dismissed(&self) -> Result<Vec<(String, String)>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached("SELECT key, stamp FROM dismissed")?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-    }
-
-    /// Everything the notify worker recorded, oldest first.
-    pub fn notified(&self) -> Result<Vec<NotifiedRow>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT key,stamp,kind,channel,how,reminder,t,text FROM notified ORDER BY id",
-            )?;
-            let rows = stmt.query_map([], |r| {
-                Ok(NotifiedRow {
-                    key: r.get(0)?,
-                    stamp: r.get(1)?,
-                    kind: r.get(2)?,
-                    channel: r.get(3)?,
-                    how: r.get(4)?,
-                    reminder: r.get(5)?,
-                    t: r.get(6)?,
-                    text: r.get(7)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-    }
-
-    pub fn notices(&self) -> Result<Vec<NoticeRow>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT item,t,kind,message,session FROM notices WHERE cleared = 0 ORDER BY t, id",
-            )?;
-            let rows = stmt.query_map([], |r| {
-                Ok(NoticeRow {
-                    item: r.get::<_, Option<u32>>(0)?.map(ItemId),
-                    t: r.get(1)?,
-                    kind: r.get(2)?,
-                    message: r.get(3)?,
-                    session: r.get(4)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-    }
-
     /// Usage totals grouped by `by` (item, station, role, model, day).
     pub fn usage(
         &self,
@@ -672,28 +627,6 @@ pub struct QuestionRow {
     /// not part of the command replies).
     #[serde(skip)]
     pub resumed: bool,
-}
-
-/// One `notified` line.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
-pub struct NotifiedRow {
-    pub key: String,
-    pub stamp: String,
-    pub kind: String,
-    pub channel: String,
-    pub how: String,
-    pub reminder: u32,
-    pub t: String,
-    pub text: String,
-}
-
-#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
-pub struct NoticeRow {
-    pub item: Option<ItemId>,
-    pub t: String,
-    pub kind: String,
-    pub message: String,
-    pub session: Option<String>,
 }
 
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]

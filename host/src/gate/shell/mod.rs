@@ -15,6 +15,8 @@ use super::place::Place;
 use super::words::Arg;
 use super::{Effect, Finding, GateContext, MAX_COMMAND_BYTES};
 
+mod paths;
+
 /// How deeply `sh -c`, `eval`, aliases and substitutions may nest before we give up.
 const MAX_DEPTH: usize = 12;
 /// How many simple commands one analysis may visit; bounds alias loops and huge input.
@@ -643,86 +645,6 @@ impl<'c> Walker<'c> {
             }
         }
     }
-
-    /// Records a file the command writes: the gates judge the path, and a script run
-    /// later in the same command is known to be this one's output.
-    pub(super) fn write_to(&mut self, path: &Arg, how: &str) {
-        if path.text.contains("refs/notes") {
-            self.found(Effect::NoteWrite {
-                how: format!("writes the file {}", path.text),
-            });
-        }
-        if !path.dynamic && is_device(&path.text) {
-            return;
-        }
-        let key = self.written_key(&path.text);
-        self.written.insert(key.clone(), None);
-        self.last_writes.push(key);
-        self.found(Effect::FileWrite {
-            path: path.clone(),
-            place: self.place.clone(),
-            how: how.to_owned(),
-        });
-    }
-
-    /// A path handed to a program: judged by what it is (a secret, git's internals…).
-    pub(super) fn use_path(&mut self, path: &Arg, program: &str, reader: bool) {
-        if !path.dynamic && is_device(&path.text) {
-            return;
-        }
-        self.found(Effect::PathUse {
-            path: path.clone(),
-            place: self.place.clone(),
-            program: program.to_owned(),
-            reader,
-        });
-    }
-
-    /// The key a written file is remembered by: its path from the session's directory.
-    pub(super) fn written_key(&self, path: &str) -> String {
-        let joined = super::place::join(self.place.dir.as_deref(), path);
-        joined.trim_start_matches("./").replace("/./", "/")
-    }
-
-    pub(super) fn set_var(&mut self, name: &str, value: &Arg) {
-        if name == "IFS" {
-            self.ifs_changed = true;
-        }
-        if let Some(target) = self.namerefs.get(name).cloned() {
-            // Through a nameref the assignment lands on its target.
-            self.vars.remove(&target);
-            self.vars.remove(name);
-            return;
-        }
-        // A value set on a branch the shell may not take is unknown afterwards.
-        if value.dynamic || self.cond_depth > 0 {
-            self.vars.remove(name);
-        } else {
-            self.vars.insert(name.to_owned(), value.text.clone());
-        }
-    }
-
-    /// Forgets a variable: a builtin assigned it a value the guard doesn't know.
-    pub(super) fn forget_var(&mut self, name: &str) {
-        if name == "IFS" {
-            self.ifs_changed = true;
-        }
-        self.vars.remove(name);
-    }
-
-    /// Runs `f` with `argv` recorded as the outermost command, unless one already is.
-    pub(super) fn with_outer(&mut self, argv: &[Arg], f: impl FnOnce(&mut Self)) {
-        let set = self.outer.is_none();
-        if set {
-            self.outer = Some(join_args(argv));
-        }
-        let saved = self.current.clone();
-        f(self);
-        self.current = saved;
-        if set {
-            self.outer = None;
-        }
-    }
 }
 
 /// Parses shell text, turning a parser panic into an error.
@@ -745,14 +667,6 @@ fn is_plain_word(w: &str) -> bool {
     !w.is_empty()
         && w.chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '+' | ':' | '@'))
-}
-
-/// Whether a path is a terminal or null device, which writes can't hurt.
-fn is_device(p: &str) -> bool {
-    matches!(
-        p,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "-"
-    )
 }
 
 /// Quotes text for re-parsing as one shell word.
