@@ -124,7 +124,9 @@ pub enum Cmd {
 
 #[derive(Args, Debug)]
 pub struct FrameArgs {
-    /// board, inbox, history, usage, repos, queue, or an item's id.
+    /// board, inbox, history, usage[:BY], repos, queue, help, or an item: `H-0001` (its
+    /// now block), `H-0001:TAB` (now, journal, findings, usage, runs), `H-0001:trace`,
+    /// `H-0001:gazette`.
     #[arg(default_value = "board")]
     pub view: String,
     /// The terminal's size, columns x rows.
@@ -607,6 +609,9 @@ pub struct TraceArgs {
     /// A run by name (default: the newest).
     #[arg(long)]
     pub run: Option<String>,
+    /// List the item's runs instead of one run's steps.
+    #[arg(long, conflicts_with_all = ["follow", "run"])]
+    pub list: bool,
 }
 
 #[derive(Args, Debug)]
@@ -628,6 +633,9 @@ pub struct GazetteArgs {
     /// Open the page with the system's opener (`HALL_OPENER` names another).
     #[arg(long)]
     pub open: bool,
+    /// Print the page's words as plain text too (for a terminal).
+    #[arg(long)]
+    pub text: bool,
 }
 
 #[derive(Args, Debug)]

@@ -9,6 +9,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use hallmark_tests::sandbox::{Sandbox, hall_bin};
 use serde_json::json;
 
@@ -101,60 +103,69 @@ impl Drop for Tmux {
     }
 }
 
-fn stream_line(text: &str) -> String {
-    json!({"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "name": "Read", "input": {"file_path": text}}]}})
-    .to_string()
-}
-
 #[test]
 fn the_app_walks_the_board_an_item_a_live_trace_and_answers_from_the_inbox() {
-    let sb = Sandbox::initialized();
+    // H-0001 waits for its checks and review; the stand-in model's review streams three
+    // tool calls two seconds apart before it approves.
+    let read = |f: &str| json!({"tool": "Read", "input": {"file_path": f}});
+    let l = common::Loop::ready(
+        common::CONFIG,
+        json!({"review": [{
+            "stream": [read("lib.txt"), read("check.sh"), read("README.md")],
+            "every": 2.0,
+            "verdict": common::approve()["verdict"],
+        }]}),
+    );
+    let sb = &l.sb;
     let repo = sb.repo.clone();
     sb.hall(&repo, &["new", "--title", "Round invoices"]).ok();
-    let wt = sb.worktree("H-0001");
-    sb.hall(&wt, &["ask", "billed or raw?", "--options", "billed,raw"])
+    let two = sb.worktree("H-0002");
+    sb.hall(&two, &["ask", "billed or raw?", "--options", "billed,raw"])
         .ok();
-    // A run that is still going: its stream, with one step so far.
-    let runs = repo.join(".git/hallmark/items/H-0001/runs");
-    std::fs::create_dir_all(&runs).unwrap();
-    let stream = runs.join("20261205T100000Z-review.jsonl");
-    std::fs::write(&stream, format!("{}\n", stream_line("src/lib.rs"))).unwrap();
 
-    let t = Tmux::start(&sb, &repo, "walk");
+    let t = Tmux::start(sb, &repo, "walk");
     t.keys(&[&hall_bin().display().to_string(), "Enter"]);
-    let board = t.wait_for("the board", |s| s.contains("Workshop (1)"));
+    let board = t.wait_for("the board", |s| s.contains("Assay Office (1)"));
     assert!(
-        board.contains("H-0001 development  Round invoices"),
+        board.contains("H-0002 development  Round invoices"),
         "{board}"
     );
+    assert!(board.contains("H-0001 checks       Cap retries"), "{board}");
     assert!(board.contains("2 Office 1"), "{board}");
-    assert!(board.contains("Enter: hall status H-0001"), "{board}");
+    assert!(board.contains("Enter: hall status H-0002"), "{board}");
 
-    // The item: its now block is `hall status H-0001`'s text.
+    // Down to H-0001, and into it: its now block is `hall status H-0001`'s text.
+    t.keys(&["j"]);
+    t.wait_for("the cursor", |s| s.contains("Enter: hall status H-0001"));
     t.keys(&["Enter"]);
     let item = t.wait_for("the item", |s| s.contains("H-0001 · now"));
-    assert!(item.contains("r: hall ready H-0001"), "{item}");
+    assert!(item.contains("t: hall trace H-0001"), "{item}");
     t.keys(&["Right"]);
     t.wait_for("the journal tab", |s| {
-        s.contains("H-0001 · journal") && s.contains("asked")
+        s.contains("H-0001 · journal") && s.contains("ready")
     });
 
-    // The trace, followed: a step appended to the stream shows up without a key.
-    t.keys(&["t"]);
-    t.wait_for("the trace", |s| {
-        s.contains("trace (live)") && s.contains("src/lib.rs")
+    std::thread::scope(|scope| {
+        // The loop runs the checks, then the review: a real run of the stand-in.
+        let daemon = scope.spawn(|| l.daemon());
+        // The trace, followed: each step shows up as the run writes it, no key pressed.
+        t.keys(&["t"]);
+        let first = t.wait_for("the run's first step", |s| {
+            s.contains("trace (live)") && s.contains("lib.txt")
+        });
+        assert!(first.contains("(review), live"), "{first}");
+        assert!(!first.contains("README.md"), "all steps at once: {first}");
+        t.wait_for("the second step", |s| s.contains("check.sh"));
+        let done = t.wait_for("the run's end", |s| s.contains("ended: exit 0"));
+        assert!(done.contains("README.md"), "{done}");
+        assert!(!done.contains(", live"), "{done}");
+        daemon.join().unwrap();
     });
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&stream)
-        .unwrap();
-    std::io::Write::write_all(
-        &mut f,
-        format!("{}\n", stream_line("src/invoice.rs")).as_bytes(),
-    )
-    .unwrap();
-    t.wait_for("the new step", |s| s.contains("src/invoice.rs"));
+    assert_eq!(
+        l.status()["item"]["state"],
+        "closed",
+        "approved and shipped"
+    );
 
     // Your Office: answer the question with its second option.
     t.keys(&["2"]);
@@ -167,10 +178,10 @@ fn the_app_walks_the_board_an_item_a_live_trace_and_answers_from_the_inbox() {
         s.contains("hall answer Q-1 [1 billed, 2 raw]:")
     });
     t.keys(&["2", "Enter"]);
-    let answered = t.wait_for("the answer", |s| s.contains("Your Office is empty."));
+    let answered = t.wait_for("the answer", |s| !s.contains("[question]"));
     assert!(answered.contains("hall answer Q-1 raw"), "{answered}");
     let log = sb
-        .hall(&repo, &["log", "H-0001", "--kind", "answered"])
+        .hall(&repo, &["log", "H-0002", "--kind", "answered"])
         .ok();
     assert!(log.to_string().contains("raw"), "{log}");
 
@@ -259,5 +270,194 @@ fn a_panic_gives_the_terminal_back() {
             modes.lines().any(|l| l.trim() == sane),
             "{sane} is not on: {modes}"
         );
+    }
+}
+
+/// The views [`every_view_from_the_fixed_journal`] draws: every view of the app, and
+/// each item tab on the item it says most about.
+const VIEWS: [&str; 19] = [
+    "board",
+    "help",
+    "inbox",
+    "history",
+    "usage",
+    "usage:model",
+    "usage:day",
+    "repos",
+    "queue",
+    "H-0001",
+    "H-0001:journal",
+    "H-0001:usage",
+    "H-0001:runs",
+    "H-0001:trace",
+    "H-0001:gazette",
+    "H-0002",
+    "H-0003",
+    "H-0003:findings",
+    "H-0005",
+];
+
+/// Every view at 80×24 and 120×40, drawn by `hall frame` (the app's own renderer on
+/// ratatui's test backend) from a fixed journal: five items in every place, a question,
+/// a hold, a dropped item, two review rounds with a fix, runs and a Gazette page.
+#[test]
+fn every_view_from_the_fixed_journal() {
+    let sb = Sandbox::initialized();
+    let journal = sb.repo.join(".git/hallmark");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/app/journal"),
+        &journal,
+    );
+    sb.hall(&sb.repo, &["reindex"]).ok();
+    // The repository's own path is the sandbox's: written the same on every machine.
+    let root = sb.root.display().to_string();
+    let shown = |text: String| {
+        let tmp = Path::new(&root)
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let fixed = format!("{tmp}/{}", "X".repeat(root.len() - tmp.len() - 1));
+        text.replace(&root, &fixed)
+    };
+    for size in ["80x24", "120x40"] {
+        for view in VIEWS {
+            let v = sb
+                .hall_env(
+                    &sb.repo,
+                    &["frame", view, "--size", size],
+                    &[("HALL_NOW", "2026-11-02T15:00:00Z")],
+                )
+                .ok();
+            let rows: Vec<&str> = v["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap())
+                .collect();
+            let (w, h) = size.split_once('x').unwrap();
+            assert_eq!(rows.len(), h.parse::<usize>().unwrap(), "{view} {size}");
+            for r in &rows {
+                assert!(
+                    r.chars().count() <= w.parse().unwrap(),
+                    "{view} {size}: {r}"
+                );
+            }
+            let name = format!("{}_{size}", view.replace(':', "_"));
+            insta::assert_snapshot!(name, shown(rows.join("\n")));
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// Writes `tests/fixtures/app/journal`: the fixed journal the snapshots of every view are
+/// drawn from (`every_view_from_the_fixed_journal`). Run by hand when the journal's
+/// format changes: `cargo test -p hallmark-tests --test app -- --ignored write_the_fixed_journal`.
+#[test]
+#[ignore]
+fn write_the_fixed_journal() {
+    let review = json!({"review": [
+        {"stream": [
+            {"tool": "Read", "input": {"file_path": "lib.txt"}},
+            {"tool": "Grep", "input": {"pattern": "attempts", "path": "."}},
+            {"tool": "Bash", "input": {"command": "sh check.sh"}}
+        ], "verdict": common::reject()["verdict"]},
+        common::approve()
+    ], "fix": [common::fix("attempts <= 3", "F1")]});
+    let mut l = common::Loop::new(common::CONFIG, review);
+    // H-0001 goes round twice: rejected, fixed, approved.
+    l.sb.commit(&l.wt, "lib.txt", "attempts <= 2\n", "Inclusive, off by one");
+    l.sb.hall(&l.wt, &["ready"]).ok();
+    l.daemon();
+    l.sb.now = "2026-11-02T10:15:00Z".into();
+    let sb = &l.sb;
+    // H-0002 waits on a question; H-0003 failed its check; H-0004 was dropped.
+    let two = sb
+        .hall(&sb.repo, &["new", "--title", "Round invoices half-even"])
+        .ok();
+    let two_wt = sb.worktree(two["item"].as_str().unwrap());
+    sb.hall(
+        &two_wt,
+        &[
+            "ask",
+            "Round the billed or the raw amount?",
+            "--options",
+            "billed,raw",
+        ],
+    )
+    .ok();
+    let sb = at(&mut l, "2026-11-02T11:30:00Z");
+    let three = sb
+        .hall(&sb.repo, &["new", "--title", "Faster status line"])
+        .ok();
+    let three_wt = sb.worktree(three["item"].as_str().unwrap());
+    sb.commit(&three_wt, "lib.txt", "attempts < 5\n", "Five attempts");
+    sb.hall(&three_wt, &["ready"]).ok();
+    l.daemon();
+    let sb = at(&mut l, "2026-11-02T13:00:00Z");
+    sb.hall(&sb.repo, &["new", "--title", "Try a second index"])
+        .ok();
+    sb.hall(
+        &sb.repo,
+        &["drop", "H-0004", "--reason", "superseded by H-0003"],
+    )
+    .ok();
+    // H-0005 waits for its checks (no daemon runs them).
+    let sb = at(&mut l, "2026-11-02T14:45:00Z");
+    sb.hall(&sb.repo, &["new", "--title", "Nightly export"])
+        .ok();
+    let five_wt = sb.worktree("H-0005");
+    sb.commit(&five_wt, "export.txt", "nightly\n", "Export nightly");
+    sb.hall(&five_wt, &["ready"]).ok();
+
+    let from = sb.repo.join(".git/hallmark");
+    let to = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/app/journal");
+    let _ = std::fs::remove_dir_all(&to);
+    copy_journal(&from, &to, &sb.root.display().to_string());
+}
+
+/// The loop's sandbox with its clock moved to `now`.
+fn at<'a>(l: &'a mut common::Loop, now: &str) -> &'a Sandbox {
+    l.sb.now = now.to_string();
+    &l.sb
+}
+
+/// Copies the journal's files (not its index, locks or leases) with `root` written as
+/// `/home/ada`, so the fixture names no machine's temporary directory.
+fn copy_journal(from: &Path, to: &Path, root: &str) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            if !matches!(name.as_str(), "leases" | "state" | "tmp") {
+                copy_journal(&path, &to.join(&name), root);
+            }
+            continue;
+        }
+        if name.ends_with(".sqlite")
+            || name.ends_with(".lock")
+            || name.contains(".sqlite-")
+            || name == "changes"
+        {
+            continue;
+        }
+        std::fs::create_dir_all(to).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let bytes = match String::from_utf8(bytes) {
+            Ok(s) => s.replace(root, "/home/ada").into_bytes(),
+            Err(e) => e.into_bytes(),
+        };
+        std::fs::write(to.join(&name), bytes).unwrap();
     }
 }

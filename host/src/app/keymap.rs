@@ -273,7 +273,7 @@ pub const KEYMAP: &[Binding] = &[
         scope: S::Everywhere,
         action: A::Gazette,
         help: "the selected item's Gazette",
-        command: Some("hall gazette <id>"),
+        command: Some("hall gazette <id> --text"),
     },
     Binding {
         keys: &[K::Char('r')],

@@ -177,18 +177,7 @@ pub fn frame(ctx: &Ctx, args: &crate::cli::FrameArgs) -> Result<Reply> {
             ))
             .hint("hall frame --size 100x30")
         })?;
-    let view = match args.view.as_str() {
-        "board" => View::Board,
-        "inbox" => View::Inbox,
-        "history" => View::History,
-        "usage" => View::Usage(0),
-        "repos" => View::Repos,
-        "queue" => View::Queue,
-        id => View::Item {
-            id: id.to_string(),
-            tab: 0,
-        },
-    };
+    let (view, help) = frame_view(&args.view)?;
     let hall = ctx.hall()?;
     let mut data = Data::load(&hall)?;
     if let Some(args) = view.command() {
@@ -196,11 +185,50 @@ pub fn frame(ctx: &Ctx, args: &crate::cli::FrameArgs) -> Result<Reply> {
     }
     let mut app = App {
         view,
+        help,
         ..App::default()
     };
     let rows = render::to_text(&mut app, &data, w, h);
     let text = rows.join("\n");
     Ok(Reply::new(&FrameReply { rows }, text))
+}
+
+/// `hall frame`'s view name as a view, and whether the help overlay is over it.
+fn frame_view(name: &str) -> Result<(View, bool)> {
+    let bad = || {
+        HallError::usage(format!("`{name}` is not a view of the app"))
+            .hint("hall frame board")
+            .hint("hall frame H-0001:journal")
+            .hint("hall help frame")
+    };
+    let by = |b: &str| state::USAGE_BY.iter().position(|x| *x == b);
+    let view = match name.split_once(':') {
+        None => match name {
+            "board" => View::Board,
+            "help" => return Ok((View::Board, true)),
+            "inbox" => View::Inbox,
+            "history" => View::History,
+            "usage" => View::Usage(0),
+            "repos" => View::Repos,
+            "queue" => View::Queue,
+            id if id.parse::<crate::item::ItemId>().is_ok() => View::Item {
+                id: id.to_string(),
+                tab: 0,
+            },
+            _ => return Err(bad()),
+        },
+        Some(("usage", b)) => View::Usage(by(b).ok_or_else(bad)?),
+        Some((id, rest)) if id.parse::<crate::item::ItemId>().is_ok() => match rest {
+            "trace" => View::Trace { id: id.to_string() },
+            "gazette" => View::Gazette { id: id.to_string() },
+            tab => View::Item {
+                id: id.to_string(),
+                tab: state::TABS.iter().position(|t| *t == tab).ok_or_else(bad)?,
+            },
+        },
+        Some(_) => return Err(bad()),
+    };
+    Ok((view, false))
 }
 
 /// Opens the app on this terminal until `q`, Ctrl-C or SIGTERM.

@@ -61,10 +61,10 @@ impl View {
                 "journal" => v(&["log", id, "--limit", "500"]),
                 "findings" => v(&["findings", id]),
                 "usage" => v(&["usage", "--item", id]),
-                _ => v(&["trace", id]),
+                _ => v(&["trace", id, "--list"]),
             },
             View::Trace { id } => v(&["trace", id]),
-            View::Gazette { id } => v(&["gazette", id]),
+            View::Gazette { id } => v(&["gazette", id, "--text"]),
             View::Output { command } => Some(super::split_command(command)),
         }
     }

@@ -1,5 +1,5 @@
-//! The app without a terminal: keys against its state, and every view drawn on
-//! ratatui's test backend at 80×24 and 120×40, kept as snapshots.
+//! The app without a terminal: keys against its state. (Every view's snapshot, drawn
+//! from a fixed journal, is in tests/tests/app.rs.)
 
 use super::data::{BoardRow, Data};
 use super::keymap::{self, Key};
@@ -102,83 +102,6 @@ fn with_text(mut d: Data, text: &str) -> Data {
     d
 }
 
-/// The frame on ratatui's test backend, as the rows' text (so the snapshot reads as
-/// the screen).
-fn draw(app: &mut App, data: &Data, w: u16, h: u16) -> String {
-    render::to_text(app, data, w, h).join("\n")
-}
-
-const STATUS_TEXT: &str = "H-0003 review · \"Faster status line\" · round 2\n  now: assayer review (lease daemon:4242, 2m left)\n  run: review round 2, step 14: Read host/src/hall/statusline.rs\n  queue: review 1 of 1\nnext: hall trace H-0003 --follow\nnext: hall pull-back H-0003 --reason \"…\"";
-
-const HISTORY_TEXT: &str = "H-0009 closed   \"Cache room artifacts\"   3 rounds   PR #41 merged\nH-0010 dropped  \"Try a second index\"     1 round    dropped: superseded by H-0011";
-
-#[test]
-fn every_view_at_80x24_and_120x40() {
-    let views: Vec<(&str, View, Data)> = vec![
-        ("board", View::Board, data()),
-        ("inbox", View::Inbox, data()),
-        ("history", View::History, with_text(data(), HISTORY_TEXT)),
-        (
-            "usage",
-            View::Usage(0),
-            with_text(
-                data(),
-                "room            input   output  cost\nAssay Office   120.4k   8.2k   $1.92\nRepair Shop     40.1k   3.0k   $0.41",
-            ),
-        ),
-        (
-            "repos",
-            View::Repos,
-            with_text(
-                data(),
-                "daemon: running (pid 4242), 312 passes, heartbeat 2s ago\n/home/ada/shop: 8 open items",
-            ),
-        ),
-        (
-            "queue",
-            View::Queue,
-            with_text(
-                data(),
-                "main: 1. #41 H-0006 ready  2. #44 H-0002 waiting for CI",
-            ),
-        ),
-        (
-            "item",
-            View::Item {
-                id: "H-0003".into(),
-                tab: 0,
-            },
-            with_text(data(), STATUS_TEXT),
-        ),
-        (
-            "trace",
-            View::Trace {
-                id: "H-0003".into(),
-            },
-            with_text(
-                data(),
-                "14 Read host/src/hall/statusline.rs\n15 Grep \"board\" host/src\n16 (running)",
-            ),
-        ),
-    ];
-    for (name, view, d) in views {
-        for (w, h) in [(80, 24), (120, 40)] {
-            let mut app = App {
-                view: view.clone(),
-                ..App::default()
-            };
-            let screen = draw(&mut app, &d, w, h);
-            insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
-        }
-    }
-    // The help overlay, generated from the keymap.
-    let mut app = App {
-        help: true,
-        ..App::default()
-    };
-    insta::assert_snapshot!("help_120x40", draw(&mut app, &data(), 120, 40));
-}
-
 #[test]
 fn the_board_opens_an_item_and_walks_its_tabs() {
     let d = data();
@@ -214,7 +137,7 @@ fn the_board_opens_an_item_and_walks_its_tabs() {
     app.on_key(Key::Char('h'), &d);
     assert_eq!(
         app.view.command(),
-        Some(vec!["trace".into(), "H-0008".into()])
+        Some(vec!["trace".into(), "H-0008".into(), "--list".into()])
     );
     // r runs `hall ready`, as the status bar says.
     assert!(app.hint(&d).contains("r: hall ready H-0008"));
@@ -424,7 +347,7 @@ fn a_long_board_draws_only_what_fits_and_keeps_the_cursor_on_screen() {
     let mut app = App::default();
     app.on_key(Key::Char('G'), &d);
     assert_eq!(app.selected_item(&d).as_deref(), Some("H-10000"));
-    let screen = draw(&mut app, &d, 80, 24);
+    let screen = render::to_text(&mut app, &d, 80, 24).join("\n");
     assert!(screen.contains("H-10000"), "{screen}");
     assert!(!screen.contains("H-0001 "), "{screen}");
 }

@@ -271,13 +271,27 @@ pub fn runs_dir(item_dir: &Path) -> PathBuf {
     item_dir.join("runs")
 }
 
-/// A file name that no earlier run took, from `stamp` and `role`.
+/// A file name that no earlier run took, from `stamp` and `role`. Runs started in the
+/// same second are numbered in the order they started, whatever their role
+/// (`…-review`, `…-fix-2`, `…-review-3`), so their order reads from their names.
 fn fresh_name(dir: &Path, stamp: &str, role: &str) -> Result<(String, std::fs::File)> {
     let compact: String = stamp
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    for n in 1..10_000u32 {
+    let prefix = format!("{compact}-");
+    let taken = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with(&prefix) && n.ends_with(".jsonl")
+                })
+                .count() as u32
+        })
+        .unwrap_or(0);
+    for n in taken + 1..taken + 10_000 {
         let name = if n == 1 {
             format!("{compact}-{role}")
         } else {

@@ -61,6 +61,34 @@ fn status_reply(ctx: &Ctx, service: Option<String>) -> DaemonReply {
     }
 }
 
+/// Each registered repository with what waits in it, read from its index.
+fn repo_lines(repos: &[String]) -> Vec<String> {
+    repos
+        .iter()
+        .map(|path| {
+            let counts = crate::git::Repo::discover(std::path::Path::new(path))
+                .map_err(crate::error::HallError::from)
+                .and_then(crate::hall::Hall::open)
+                .and_then(|hall| {
+                    let index = hall.index()?;
+                    let open = index.items(false)?.len();
+                    let waiting = super::inbox_entries(&index)?
+                        .iter()
+                        .filter(|e| !e.dismissed)
+                        .count();
+                    Ok((open, waiting))
+                });
+            match counts {
+                Ok((open, waiting)) => format!(
+                    "  {path}: {open} open item{}, {waiting} in Your Office",
+                    if open == 1 { "" } else { "s" }
+                ),
+                Err(e) => format!("  {path}: can't be read ({})", e.message),
+            }
+        })
+        .collect()
+}
+
 fn text(r: &DaemonReply) -> String {
     let mut t = if r.running {
         format!(
@@ -101,6 +129,13 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
         DaemonCmd::Status => {
             let r = status_reply(ctx, None);
             let t = text(&r);
+            let repos = repo_lines(&r.repos);
+            let t = match t.split_once('\n') {
+                Some((head, rest)) if !repos.is_empty() => {
+                    format!("{head}\n{}\n{rest}", repos.join("\n"))
+                }
+                _ => t,
+            };
             Ok(Reply::new(&r, t))
         }
         DaemonCmd::Stop => {

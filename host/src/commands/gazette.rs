@@ -21,6 +21,9 @@ pub struct GazetteReply {
     pub words: String,
     /// Whether `--open` handed the page to the opener.
     pub opened: bool,
+    /// With `--text`: the page as plain text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     pub next: Vec<String>,
 }
 
@@ -51,13 +54,27 @@ pub fn run(ctx: &Ctx, args: &GazetteArgs) -> Result<Reply> {
         printed: printed.printed,
         words: words.to_string(),
         opened: args.open,
+        text: if args.text {
+            let html = std::fs::read_to_string(&printed.path).map_err(|e| {
+                HallError::internal(format!("{} can't be read: {e}", printed.path.display()))
+                    .hint(format!("hall gazette {id}"))
+            })?;
+            Some(gazette::escape::plain(&html))
+        } else {
+            None
+        },
         next: vec![
             format!("hall attach <file|https://…> --id {id}"),
             format!("hall status {id}"),
         ],
     };
+    let page = reply
+        .text
+        .as_deref()
+        .map(|t| format!("{t}\n\n"))
+        .unwrap_or_default();
     let text = format!(
-        "{id}'s Gazette{}: {}\n{}",
+        "{page}{id}'s Gazette{}: {}\n{}",
         if printed.printed {
             ", printed"
         } else {

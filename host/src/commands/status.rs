@@ -302,18 +302,16 @@ fn one(hall: &Hall, id: ItemId) -> Result<Reply> {
         ));
     }
     if let Some(r) = &now.run {
-        text.push_str(&format!(
-            "  run      {} {}: {}\n",
-            r.run,
-            if r.live {
-                "live"
-            } else if r.ended {
-                "ended"
-            } else {
-                "no end line"
-            },
-            r.last_step.as_deref().unwrap_or("")
-        ));
+        let step = r.last_step.as_deref().unwrap_or("");
+        // An ended run's last step is its end line, which says `ended:` itself.
+        let how = if r.live {
+            format!("live: {step}")
+        } else if r.ended {
+            format!("ended: {}", step.strip_prefix("ended: ").unwrap_or(step))
+        } else {
+            format!("no end line: {step}")
+        };
+        text.push_str(&format!("  run      {} {how}\n", r.run));
     }
     for e in &recent {
         text.push_str(&format!(

@@ -31,28 +31,39 @@ pub struct RunInfo {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct TraceReply {
     pub item: ItemId,
+    /// The run shown (with `--list`, the newest).
     pub run: RunInfo,
     pub steps: Vec<String>,
+    /// With `--list`: every run of the item, oldest first, with how many steps it took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<RunLine>>,
     pub next: Vec<String>,
 }
 
-/// The item's runs, oldest first: by the stamp their names start with, then (for runs
-/// started in the same second, `…-review` and `…-review-2`) by when they were written.
+/// One run in `hall trace --list`.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct RunLine {
+    #[serde(flatten)]
+    pub info: RunInfo,
+    pub steps: usize,
+}
+
+/// The item's runs, oldest first: by the stamp their names start with, then by the
+/// number the runner gave runs started in the same second (`…-review`, `…-fix-2`).
 pub fn runs(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<(String, Option<std::time::SystemTime>, PathBuf)> = std::fs::read_dir(dir)
+    let mut v: Vec<(String, u32, PathBuf)> = std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
                 .map(|p| {
-                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                    let stamp = name
-                        .unwrap_or_default()
-                        .split('-')
-                        .next()
-                        .unwrap_or_default()
-                        .to_string();
-                    let written = std::fs::metadata(&p).and_then(|m| m.modified()).ok();
-                    (stamp, written, p)
+                    let name = p
+                        .file_stem()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let mut parts = name.split('-');
+                    let stamp = parts.next().unwrap_or_default().to_string();
+                    let seq = parts.nth(1).and_then(|n| n.parse().ok()).unwrap_or(1);
+                    (stamp, seq, p)
                 })
                 .collect()
         })
@@ -215,6 +226,9 @@ pub fn run(ctx: &Ctx, args: &TraceArgs) -> Result<Reply> {
     .ok_or_else(|| {
         HallError::usage(format!("{id} has no headless runs yet")).hint(format!("hall status {id}"))
     })?;
+    if args.list {
+        return list(id, &all);
+    }
     if args.follow {
         follow(&path)?;
     }
@@ -248,6 +262,67 @@ pub fn run(ctx: &Ctx, args: &TraceArgs) -> Result<Reply> {
             item: id,
             run: info,
             steps,
+            runs: None,
+            next,
+        },
+        text,
+    ))
+}
+
+/// `--list`: every run, oldest first, one line each.
+fn list(id: ItemId, all: &[PathBuf]) -> Result<Reply> {
+    let runs: Vec<RunLine> = all
+        .iter()
+        .map(|p| {
+            let (info, steps) = info(p);
+            RunLine {
+                info,
+                steps: steps.len(),
+            }
+        })
+        .collect();
+    let Some(newest) = runs.last().cloned() else {
+        return Err(HallError::usage(format!("{id} has no headless runs yet"))
+            .hint(format!("hall status {id}")));
+    };
+    let mut next = vec![format!("hall trace {id} --run {}", newest.info.run)];
+    if newest.info.live {
+        next.insert(0, format!("hall trace {id} --follow"));
+    }
+    let lines: Vec<String> = runs
+        .iter()
+        .rev()
+        .map(|r| {
+            let how = if r.info.live {
+                "live".to_string()
+            } else if let Some(f) = &r.info.failure {
+                format!("failed: {f}")
+            } else if r.info.ended {
+                "ended".to_string()
+            } else {
+                "ended without its end line".to_string()
+            };
+            format!(
+                "  {:<8} {} · {} step{} · {how}",
+                r.info.role,
+                r.info.run,
+                r.steps,
+                if r.steps == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let text = format!(
+        "{id}'s runs, newest first:\n{}\n{}",
+        lines.join("\n"),
+        next_text(&next)
+    );
+    let (info, steps) = self::info(&all[all.len() - 1]);
+    Ok(Reply::new(
+        &TraceReply {
+            item: id,
+            run: info,
+            steps,
+            runs: Some(runs),
             next,
         },
         text,

@@ -73,6 +73,92 @@ pub fn dollars(usd: f64) -> String {
     format!("${usd:.2}")
 }
 
+/// The page as plain text for a terminal: the body's words with its blocks on their own
+/// lines, list items as `- `, a fact as `Name: value`; the style, diagrams and images
+/// left out. It reads only pages this renderer wrote, whose every tag is its own and
+/// whose every text was escaped by [`text`].
+pub fn plain(html: &str) -> String {
+    // A heading's blank line, kept apart from the page's own line breaks (which are
+    // layout): `text` shows a NUL as a control picture, so none is in the page.
+    const BLANK: char = '\u{0}';
+    let body = html
+        .split_once("<body>")
+        .map_or(html, |(_, b)| b.split("</body>").next().unwrap_or(b));
+    let mut out = String::with_capacity(body.len() / 2);
+    let mut rest = body;
+    let mut term_at = 0;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('>') else {
+            break;
+        };
+        let tag = &rest[open + 1..open + close];
+        rest = &rest[open + close + 1..];
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let closing = tag.starts_with('/');
+        match (name.as_str(), closing) {
+            // What a terminal can't show: skipped whole.
+            ("svg" | "style" | "script", false) => {
+                let end = format!("</{name}>");
+                rest = rest.split_once(&end).map_or("", |(_, r)| r);
+                if name == "svg" {
+                    out.push_str("\n(a diagram: `hall gazette --open` shows it)\n");
+                }
+            }
+            ("li", false) => out.push_str("\n- "),
+            // A list item's later lines line up under its first.
+            ("br", _) => out.push_str("\n  "),
+            ("dt", false) => {
+                out.push('\n');
+                term_at = out.len();
+            }
+            // A fact without a name continues the one above it.
+            ("dt", true) if out.len() == term_at => out.push_str("  "),
+            ("dt", true) => out.push_str(": "),
+            ("h1" | "h2" | "footer", false) | ("h1" | "h2", true) => {
+                out.push('\n');
+                out.push(BLANK);
+                out.push('\n');
+            }
+            (
+                "p" | "div" | "section" | "header" | "footer" | "article" | "dl" | "ol" | "ul"
+                | "figure" | "figcaption" | "main",
+                _,
+            ) => out.push('\n'),
+            _ => {}
+        }
+    }
+    out.push_str(rest);
+    let text = out
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim_end) {
+        let blank = line.trim() == BLANK.to_string();
+        if line.trim().is_empty() {
+            continue;
+        }
+        if blank {
+            if lines.last().is_some_and(|l| !l.is_empty()) {
+                lines.push("");
+            }
+            continue;
+        }
+        lines.push(line.trim_start_matches(BLANK).trim_end());
+    }
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

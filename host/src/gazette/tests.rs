@@ -427,6 +427,34 @@ fn hostile_strings_render_escaped_and_intact() {
 }
 
 #[test]
+fn the_page_as_text_keeps_every_word_and_no_markup() {
+    let events = journal(
+        "Cap retries at 3",
+        "With 3 attempts allowed, the third is refused.",
+    );
+    let text = escape::plain(&page(&events, &Words::Found(words())));
+    insta::assert_snapshot!(text);
+    assert!(!text.contains('<') && !text.contains("&amp;"), "{text}");
+    assert!(!text.contains("font:"), "no style: {text}");
+}
+
+#[test]
+fn a_hostile_string_reads_as_itself_in_the_text() {
+    let hostile = "</style><script>alert(1)</script> & \u{1b}[2J";
+    let mut w = words();
+    w.headline = hostile.into();
+    let text = escape::plain(&page(&journal(hostile, "ok"), &Words::Found(w)));
+    // Shown as the characters it is, the escape as its control picture, and nothing of
+    // it read as the page's own tags.
+    assert!(
+        text.contains("</style><script>alert(1)</script> & \u{241b}[2J"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'));
+    assert!(text.contains("Title: </style><script>"), "{text}");
+}
+
+#[test]
 fn a_page_is_printed_once_per_journal_position() {
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::new(dir.path().join("hallmark"));

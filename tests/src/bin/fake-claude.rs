@@ -15,7 +15,10 @@
 //! fixer, `develop` for the Delivery office's dev runs, `intake` for the Front Desk's plan
 //! (its `verdict` is the plan), `librarian` for the Library's distillation (its `verdict`
 //! is the answer), `resume` for `--resume`); the last one repeats. A step may also carry
-//! `"error"` (an `is_error` result), `"sleep"` (seconds before answering) and `"usage"`.
+//! `"error"` (an `is_error` result), `"sleep"` (seconds before answering), `"usage"`, and
+//! `"stream"`: tool calls printed one by one before the answer, `"every"` seconds apart
+//! (`[{"tool": "Read", "input": {"file_path": "src/lib.rs"}}, …]`), so a test can follow a
+//! run while it goes.
 //!
 //! A scripted verdict is held to `--json-schema` as the real CLI holds a model's answer.
 //! The real CLI asks the model again; a scripted run has one answer, so one the schema
@@ -123,6 +126,29 @@ fn main() -> ExitCode {
     let _ = out.flush();
     if let Some(secs) = step.get("sleep").and_then(Value::as_f64) {
         std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+    }
+    let every = step.get("every").and_then(Value::as_f64).unwrap_or(0.0);
+    for (n, call) in step
+        .get("stream")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if n > 0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(every));
+        }
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"type":"assistant","message":{"id":format!("msg_fake_{n}"),"type":"message","role":"assistant","model":model,
+                   "content":[{"type":"tool_use","id":format!("toolu_fake_{n}"),"name":call["tool"],"input":call["input"]}],
+                   "stop_reason":null,"usage":{"input_tokens":1000,"output_tokens":1}},"parent_tool_use_id":null,"session_id":session})
+        );
+        let _ = out.flush();
+    }
+    if step.get("stream").is_some() {
+        std::thread::sleep(std::time::Duration::from_secs_f64(every));
     }
     let mut ok = true;
     if let Some(sh) = step.get("sh").and_then(Value::as_str) {
