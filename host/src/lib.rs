@@ -50,3 +50,4 @@ pub mod record;
 pub mod rooms;
 pub mod sign;
 pub mod template;
+pub mod version;

@@ -22,6 +22,12 @@ fn main() -> ExitCode {
     }
     let force_json = args.iter().any(|a| a == "--json");
     let json = force_json || !std::io::stdout().is_terminal();
+    // `hall --version --json`: the build, its commit and its rooms' hashes.
+    if force_json && args.len() == 3 && args[1..].iter().any(|a| a == "--version" || a == "-V") {
+        let info = serde_json::to_string(&hallmark::version::info()).unwrap_or_default();
+        println!("{info}");
+        return ExitCode::SUCCESS;
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {

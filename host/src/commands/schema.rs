@@ -88,6 +88,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "policy" => of::<policy::PolicyReport>(),
         "notify" => of::<notify::NotifyReply>(),
         "frame" => of::<super::FrameReply>(),
+        "version" => of::<crate::version::VersionInfo>(),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
             "type": "object",
@@ -121,6 +122,7 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                     "gazette-words",
                     "distillation",
                     "statusline-board",
+                    "version",
                 ]
                 .map(String::from),
             );

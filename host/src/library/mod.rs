@@ -168,26 +168,11 @@ impl Library {
 
 /// The `qmd` executable on `path` (a `PATH` value), if there is one.
 pub fn qmd_on(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let names: &[&str] = if cfg!(windows) {
-        &["qmd.exe", "qmd.cmd", "qmd"]
-    } else {
-        &["qmd"]
-    };
+    let names = crate::platform::program_files("qmd");
     std::env::split_paths(path?).find_map(|dir| {
         names
             .iter()
             .map(|n| dir.join(n))
-            .find(|candidate| is_executable(candidate))
+            .find(|candidate| crate::platform::is_executable(candidate))
     })
-}
-
-#[cfg(unix)]
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable(path: &Path) -> bool {
-    path.is_file()
 }

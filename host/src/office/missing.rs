@@ -45,7 +45,7 @@ pub fn classify(command: &str, exit_code: i32, output: &str) -> Option<Missing> 
         let found = shell_not_found(line)
             .map(|w| (w, Needs::Program))
             .or_else(|| {
-                cfg!(windows)
+                crate::platform::SHELL_IS_CMD
                     .then(|| cmd_not_recognized(line))
                     .flatten()
                     .map(|w| (w, Needs::Program))

@@ -56,7 +56,10 @@ impl Cache {
         if let Some(path) = &path
             && path.is_file()
         {
-            match load_own_artifact(engine, path) {
+            // Mapped from the file where the system allows it; else read whole (Wine
+            // can't map code from a file).
+            match load_own_artifact(engine, path).or_else(|_| load_own_artifact_read(engine, path))
+            {
                 Ok(component) => return Ok((component, false)),
                 // A stale or damaged artifact: drop it and compile again.
                 Err(_) => {
@@ -87,6 +90,15 @@ fn load_own_artifact(engine: &Engine, path: &Path) -> wasmtime::Result<Component
     // wasmtime makes cannot change under it; wasmtime also checks the header
     // and refuses artifacts from another version or configuration.
     unsafe { Component::deserialize_file(engine, path) }
+}
+
+/// [`load_own_artifact`], reading the file into memory instead of mapping it.
+#[allow(unsafe_code)]
+fn load_own_artifact_read(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    let bytes = fs::read(path)?;
+    // SAFETY: the same file as in `load_own_artifact`, with the same guarantees; read
+    // once into memory that nothing else can change.
+    unsafe { Component::deserialize(engine, &bytes) }
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

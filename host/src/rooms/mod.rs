@@ -67,6 +67,11 @@ pub const SUPPORTED_VERSIONS: &[(u64, u64)] =
 /// The package version hall's own rooms and the SDK are built against.
 pub const CURRENT_VERSION: &str = "0.7.0";
 
+/// The embedded `.wasm` of the built-in room for `world`.
+pub fn builtin_bytes(world: World) -> Option<&'static [u8]> {
+    builtin::bytes(world)
+}
+
 /// One world's exports, bound at the line the room was built against.
 enum Bound<A, B, C, D, E, F, G> {
     V0_1(A),
