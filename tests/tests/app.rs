@@ -445,7 +445,9 @@ fn copy_journal(from: &Path, to: &Path, root: &str) {
             }
             continue;
         }
+        // The Gazette's page is printed from the journal when asked for.
         if name.ends_with(".sqlite")
+            || name == "gazette.html"
             || name.ends_with(".lock")
             || name.contains(".sqlite-")
             || name == "changes"
