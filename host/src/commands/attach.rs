@@ -156,7 +156,7 @@ fn looks_like_other_url(what: &str) -> bool {
 
 /// `path` with every link resolved, when it is a file inside one of `roots`.
 fn inside(path: &Path, roots: &[PathBuf], id: ItemId) -> Result<PathBuf> {
-    let real = std::fs::canonicalize(path).map_err(|e| {
+    let real = crate::platform::canonicalize(path).map_err(|e| {
         HallError::new(
             Code::Usage,
             format!("{} can't be read: {e}", path.display()),
@@ -171,7 +171,7 @@ fn inside(path: &Path, roots: &[PathBuf], id: ItemId) -> Result<PathBuf> {
     }
     let allowed = roots
         .iter()
-        .filter_map(|r| std::fs::canonicalize(r).ok())
+        .filter_map(|r| crate::platform::canonicalize(r).ok())
         .any(|r| real.starts_with(&r));
     if !allowed {
         return Err(HallError::new(

@@ -195,7 +195,7 @@ fn not_a_repo(dir: &Path) -> GitError {
 fn absolute(p: &Path) -> PathBuf {
     // Canonical paths, so a worktree reached through a symlink matches the path git
     // records for it.
-    if let Ok(c) = std::fs::canonicalize(p) {
+    if let Ok(c) = crate::platform::canonicalize(p) {
         return c;
     }
     if p.is_absolute() {

@@ -104,7 +104,7 @@ pub fn ensure_plugin() -> Result<PathBuf> {
 pub fn this_hall() -> Result<PathBuf> {
     let exe = std::env::current_exe()
         .map_err(|e| HallError::internal(format!("this hall's path can't be read: {e}")))?;
-    exe.canonicalize().at(&exe)
+    crate::platform::canonicalize(&exe).at(&exe)
 }
 
 /// Writes one file of the plugin (or of its marketplace), making its directory.

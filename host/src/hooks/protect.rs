@@ -101,7 +101,7 @@ fn resolve_depth(p: &Path, depth: usize) -> PathBuf {
     if depth > 40 {
         return p.to_path_buf();
     }
-    if let Ok(c) = p.canonicalize() {
+    if let Ok(c) = crate::platform::canonicalize(p) {
         return c;
     }
     // A dangling symbolic link: where it points is where a write would go.
