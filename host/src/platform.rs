@@ -565,7 +565,8 @@ mod tests {
             let prod = production(f, &text);
             for (n, line) in prod.lines().enumerate() {
                 // Canonical paths too: the system's own call writes `\\?\` on Windows.
-                let canonical = line.contains("fs::canonicalize") || line.contains(".canonicalize()");
+                let canonical =
+                    line.contains("fs::canonicalize") || line.contains(".canonicalize()");
                 if canonical || PLATFORM_CFG.iter().any(|c| line.contains(c)) {
                     outside.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
                 }

@@ -173,7 +173,7 @@ fn worktree_path(rendered: &str) -> Option<String> {
 pub fn loop_checkouts_root(hall: &Hall) -> PathBuf {
     use sha2::{Digest, Sha256};
     let root = &hall.repo.main_root;
-    let canon = crate::platform::canonicalize(&root).unwrap_or_else(|_| root.clone());
+    let canon = crate::platform::canonicalize(root).unwrap_or_else(|_| root.clone());
     let digest = Sha256::digest(canon.to_string_lossy().as_bytes());
     let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     crate::platform::checkouts_dir(hall.user_cache_dir())
