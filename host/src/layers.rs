@@ -32,6 +32,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("gazette", 2),
     ("record", 2),
     ("channels", 2),
+    // The build itself: version, commit, the embedded rooms' hashes.
+    ("version", 2),
     // The service layer.
     ("error", 3),
     ("hall", 3),
