@@ -149,9 +149,10 @@
           '';
 
           # Our own build phase instead of cargoBuildHook: that hook exports
-          # CARGO_PROFILE_RELEASE_STRIP=false, which host/build.rs passes on to the nested
-          # rooms build, overriding rooms' `strip = true` and changing the embedded .wasm
-          # (size and sha256) from what a plain `cargo build --release` embeds.
+          # CARGO_PROFILE_RELEASE_STRIP=false, which would override rooms' `strip = true`
+          # and change the embedded .wasm (size and sha256) if it reached the nested rooms
+          # build. host/build.rs now drops every CARGO_PROFILE_* variable before that build;
+          # this phase stays as the one reviewed.
           # cargoInstallHook (a postBuild hook) still installs target/<triple>/release/hall.
           buildPhase = ''
             runHook preBuild

@@ -76,6 +76,25 @@ pub fn on_base(wt: &Path, base: Option<&str>) -> bool {
     !present.is_empty() && present.iter().all(|r| git::is_ancestor(wt, r, "HEAD"))
 }
 
+/// The repository's worktree list is one, and `git worktree prune` deletes an entry that
+/// another `git worktree add` has begun but not finished writing. So every change hall
+/// makes to the list (the `worktree` template, the loop's checkouts, pruning, sweeping)
+/// happens under this lock, held while the returned file lives, across the daemon's
+/// threads and other hall processes.
+fn worktree_lock(hall: &Hall) -> Result<std::fs::File> {
+    let dir = hall.journal.root().join("leases");
+    std::fs::create_dir_all(&dir).at(&dir)?;
+    let path = dir.join("worktrees.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .at(&path)?;
+    fs4::FileExt::lock(&file).at(&path)?;
+    Ok(file)
+}
+
 /// Runs the `worktree` template for a new item and finds where it put the worktree.
 ///
 /// A failure leaves nothing behind: a worktree or branch the template made before it
@@ -110,6 +129,7 @@ pub fn make(hall: &Hall, id: ItemId, branch: &str, title: &str, base: &str) -> R
         .hint(format!("mv {at} {at}.old"))
         .hint("git worktree prune"));
     }
+    let _lock = worktree_lock(hall)?;
     let had_branch = git::branch_exists(root, branch);
     let undo = || {
         if had_branch {
@@ -208,6 +228,7 @@ pub fn loop_checkout(hall: &Hall, id: ItemId, sha: &str) -> Result<PathBuf> {
         if stamp.exists() {
             std::fs::remove_file(&stamp).at(&stamp)?;
         }
+        let _lock = worktree_lock(hall)?;
         let _ = git::worktree_prune(root);
         let parent = dir.parent().unwrap_or(root);
         crate::platform::create_private_dir(parent).at(parent)?;
@@ -224,6 +245,7 @@ pub fn sweep_loop_checkouts(hall: &Hall, done: &[ItemId]) -> (Vec<String>, Vec<(
     let mut removed = Vec::new();
     let mut kept = Vec::new();
     let legacy = hall.journal.root().join("checkouts");
+    let _lock = worktree_lock(hall);
     for id in done {
         for dir in [loop_checkout_path(hall, *id), legacy.join(id.to_string())] {
             if !dir.exists() {
