@@ -271,22 +271,20 @@ pub fn run(ctx: &Ctx, args: &TraceArgs) -> Result<Reply> {
 
 /// `--list`: every run, oldest first, one line each.
 fn list(id: ItemId, all: &[PathBuf]) -> Result<Reply> {
-    let runs: Vec<RunLine> = all
-        .iter()
-        .map(|p| {
-            let (info, steps) = info(p);
-            RunLine {
-                info,
-                steps: steps.len(),
-            }
-        })
-        .collect();
-    let Some(newest) = runs.last().cloned() else {
+    let read: Vec<(RunInfo, Vec<String>)> = all.iter().map(|p| info(p)).collect();
+    let Some((newest, newest_steps)) = read.last().cloned() else {
         return Err(HallError::usage(format!("{id} has no headless runs yet"))
             .hint(format!("hall status {id}")));
     };
-    let mut next = vec![format!("hall trace {id} --run {}", newest.info.run)];
-    if newest.info.live {
+    let runs: Vec<RunLine> = read
+        .into_iter()
+        .map(|(info, steps)| RunLine {
+            info,
+            steps: steps.len(),
+        })
+        .collect();
+    let mut next = vec![format!("hall trace {id} --run {}", newest.run)];
+    if newest.live {
         next.insert(0, format!("hall trace {id} --follow"));
     }
     let lines: Vec<String> = runs
@@ -316,12 +314,11 @@ fn list(id: ItemId, all: &[PathBuf]) -> Result<Reply> {
         lines.join("\n"),
         next_text(&next)
     );
-    let (info, steps) = self::info(&all[all.len() - 1]);
     Ok(Reply::new(
         &TraceReply {
             item: id,
-            run: info,
-            steps,
+            run: newest,
+            steps: newest_steps,
             runs: Some(runs),
             next,
         },

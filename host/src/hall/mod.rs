@@ -19,6 +19,7 @@ pub mod condense;
 pub mod confine;
 pub mod hallmark;
 pub mod inbox;
+pub mod lock;
 pub mod plugin;
 pub mod policy;
 pub mod registry;

@@ -34,15 +34,7 @@ pub fn contains(main_root: &Path) -> bool {
 /// init`s in other repositories each keep their entry).
 pub fn register(root: &Path) -> Result<()> {
     let dir = dir()?;
-    std::fs::create_dir_all(&dir).at(&dir)?;
-    let lock_path = dir.join("repos.lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .at(&lock_path)?;
-    fs4::FileExt::lock(&lock).at(&lock_path)?;
+    let _lock = super::lock::wait(&dir.join("repos.lock"))?;
     let path = dir.join("repos.json");
     let mut repos: Vec<String> = std::fs::read(&path)
         .ok()

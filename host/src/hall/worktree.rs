@@ -82,17 +82,7 @@ pub fn on_base(wt: &Path, base: Option<&str>) -> bool {
 /// happens under this lock, held while the returned file lives, across the daemon's
 /// threads and other hall processes.
 fn worktree_lock(hall: &Hall) -> Result<std::fs::File> {
-    let dir = hall.journal.root().join("leases");
-    std::fs::create_dir_all(&dir).at(&dir)?;
-    let path = dir.join("worktrees.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .at(&path)?;
-    fs4::FileExt::lock(&file).at(&path)?;
-    Ok(file)
+    super::lock::wait(&hall.journal.root().join("leases/worktrees.lock"))
 }
 
 /// Runs the `worktree` template for a new item and finds where it put the worktree.

@@ -64,20 +64,7 @@ pub enum Claim {
 /// when the process ends, however it ends, so a killed daemon leaves nothing to expire.
 /// `None` while another process holds it.
 pub fn exclusive(root: &Path, name: &str) -> Result<Option<std::fs::File>> {
-    let dir = dir(root);
-    std::fs::create_dir_all(&dir).at(&dir)?;
-    let path = dir.join(format!("{name}.lock"));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .at(&path)?;
-    match fs4::FileExt::try_lock(&file) {
-        Ok(()) => Ok(Some(file)),
-        Err(fs4::TryLockError::WouldBlock) => Ok(None),
-        Err(fs4::TryLockError::Error(e)) => Err(e).at(&path),
-    }
+    crate::hall::lock::try_now(&dir(root).join(format!("{name}.lock")))
 }
 
 /// Seconds since the epoch on the wall clock, which leases expire by.
@@ -94,17 +81,7 @@ fn file(root: &Path, id: ItemId) -> PathBuf {
 }
 
 fn locked(root: &Path) -> Result<std::fs::File> {
-    let dir = dir(root);
-    std::fs::create_dir_all(&dir).at(&dir)?;
-    let path = dir.join(".lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .at(&path)?;
-    fs4::FileExt::lock(&f).at(&path)?;
-    Ok(f)
+    crate::hall::lock::wait(&dir(root).join(".lock"))
 }
 
 fn read(path: &Path) -> Option<Lease> {
