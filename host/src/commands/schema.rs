@@ -88,6 +88,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "policy" => of::<policy::PolicyReport>(),
         "notify" => of::<notify::NotifyReply>(),
         "frame" => of::<super::FrameReply>(),
+        "web" => of::<super::web::WebTokenReply>(),
         "version" => of::<crate::version::VersionInfo>(),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({

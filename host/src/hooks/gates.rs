@@ -504,6 +504,7 @@ fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
                 v.as_str(),
                 "verdict"
                     | "setup"
+                    | "web"
                     | "library review"
                     | "library retire"
                     | "library import"

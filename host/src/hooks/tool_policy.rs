@@ -646,6 +646,7 @@ mod tests {
                 log: None,
             },
             item: None,
+            via: None,
         }
     }
 
