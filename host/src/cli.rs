@@ -107,6 +107,10 @@ pub enum Cmd {
     /// Notifications: test each channel, or run the notify worker's pass now.
     #[command(subcommand)]
     Notify(NotifyCmd),
+    /// The settings: show the main checkout's .hallmark.toml (or `--user` your config.toml),
+    /// or set keys in it, keeping its comments and order.
+    #[command(subcommand)]
+    Config(ConfigCmd),
     /// The web app on 127.0.0.1: the views, the inbox and the settings in a browser, each
     /// action a hall command; `hall web token` makes and revokes API tokens for scripts.
     Web(WebArgs),
@@ -122,6 +126,29 @@ pub enum Cmd {
         /// session-start, user-prompt-submit, pre-tool-use, post-tool-use,
         /// post-tool-use-failure, stop or notification.
         event: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigCmd {
+    /// The file's text and its values.
+    Show {
+        /// Your own config.toml instead of the repository's .hallmark.toml.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Set keys (`merge.mode=auto stuck_after=3h`), validated as hall reads the file; an
+    /// invalid result is refused and nothing is written.
+    Set {
+        /// KEY=VALUE pairs; a key is dotted (`policy.mode`).
+        #[arg(required = true)]
+        assignments: Vec<String>,
+        /// Your own config.toml instead of the repository's .hallmark.toml.
+        #[arg(long)]
+        user: bool,
+        /// Show the change without writing it.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 

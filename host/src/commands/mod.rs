@@ -8,6 +8,7 @@ mod attach;
 pub mod board;
 mod budget;
 mod claude;
+pub mod config;
 mod daemon;
 mod doctor;
 mod drop;
@@ -248,6 +249,7 @@ fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Hook { .. }) => Err(HallError::usage(
             "`hall hook` reads Claude Code's hook JSON on stdin",
         )),
+        Some(Cmd::Config(c)) => config::run(ctx, &c),
         Some(Cmd::Web(crate::cli::WebArgs { token: Some(c), .. })) => web::run(ctx, &c),
         // main() hands `hall web` to the web app, a layer above the commands.
         Some(Cmd::Web(_)) => Err(HallError::usage(

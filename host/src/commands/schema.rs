@@ -89,6 +89,7 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "notify" => of::<notify::NotifyReply>(),
         "frame" => of::<super::FrameReply>(),
         "web" => of::<super::web::WebTokenReply>(),
+        "config-reply" => of::<super::config::ConfigReply>(),
         "version" => of::<crate::version::VersionInfo>(),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
@@ -124,6 +125,7 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                     "distillation",
                     "statusline-board",
                     "version",
+                    "config-reply",
                 ]
                 .map(String::from),
             );

@@ -24,6 +24,8 @@ pub enum Kind {
 /// Flags can make a read an action (`inbox --dismiss`) or refuse it (`--follow`):
 /// see [`kind_of`].
 pub const TABLE: &[(&str, Kind)] = &[
+    ("config show", Kind::Read),
+    ("config set", Kind::Act),
     (
         "init",
         Kind::Refused("sets a repository up; run it in a shell in that repository"),
@@ -156,6 +158,7 @@ pub fn kind_of(argv: &[String]) -> (String, Kind) {
         "gazette" if has("--open") => Kind::Refused("opens a browser on the server's desktop"),
         "new" if has("--claude") => Kind::Refused("starts Claude Code, which needs a terminal"),
         "run" if has("--show") => Kind::Read,
+        "config set" if has("--dry-run") => Kind::Read,
         "inbox" if has("--dismiss") || has("--clear") => Kind::Act,
         "budget" if argv.len() > 1 => Kind::Act,
         _ => kind,

@@ -98,6 +98,7 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<Option<Restar
             "/assets/app.css",
             get(|| async { asset(STYLE, "text/css; charset=utf-8") }),
         )
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/api/session", get(session))
         .route("/api/board", get(board))
         .route("/api/view", get(view))
@@ -134,7 +135,7 @@ async fn guard_layer(State(app): State<Arc<App>>, mut req: Request, next: Next) 
         guard::host(text("host"), app.port)?;
         // The launch page and the static files need no session: the first is how one
         // is got, the others are public code.
-        if path == "/launch" || path.starts_with("/assets/") {
+        if path == "/launch" || path == "/favicon.ico" || path.starts_with("/assets/") {
             return Ok(None);
         }
         let caller = who(&app, headers)?;

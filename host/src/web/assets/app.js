@@ -188,6 +188,112 @@ async function usage() {
   return root;
 }
 
+
+// ------------------------------------------------------------------ settings
+
+// The JSON Schema node behind `$ref`s and `anyOf: [{$ref}, null]`.
+function resolve(schema, node) {
+  for (let i = 0; node && i < 8; i += 1) {
+    if (node.$ref) node = schema.$defs[node.$ref.split('/').pop()];
+    else if (node.anyOf) node = node.anyOf.find((a) => a.type !== 'null') || node;
+    else break;
+  }
+  return node || {};
+}
+
+function kindOf(node) {
+  const t = Array.isArray(node.type) ? node.type.find((x) => x !== 'null') : node.type;
+  return node.enum ? 'enum' : t;
+}
+
+// One input for a scalar setting: its current value in the file, its default shown
+// when the file leaves it out.
+function field(name, node, current) {
+  const kind = kindOf(node);
+  const shownDefault = node.default === undefined || node.default === null ? '' : (Array.isArray(node.default) ? node.default.join(', ') : String(node.default));
+  let input;
+  if (kind === 'boolean' || kind === 'enum') {
+    const options = kind === 'boolean' ? ['true', 'false'] : node.enum.map(String);
+    input = el('select', { name }, el('option', { value: '' }, '(default: ' + shownDefault + ')'),
+      options.map((o) => el('option', { value: o, selected: current !== undefined && String(current) === o }, o)));
+  } else {
+    const value = current === undefined ? '' : (Array.isArray(current) ? current.join(', ') : String(current));
+    input = el('input', { type: 'text', name, value, placeholder: shownDefault });
+  }
+  input.dataset.initial = input.value;
+  return el('tr', {}, el('td', {}, el('label', { title: node.description || '' }, name)), el('td', {}, input), el('td', { class: 'muted' }, (node.description || '').split('\n')[0]));
+}
+
+function settingsForm(schema, values) {
+  const rows = [];
+  const scalar = (n) => ['string', 'integer', 'number', 'boolean', 'enum', 'array'].includes(kindOf(n)) && !(kindOf(n) === 'array' && resolve(schema, n.items || {}).type !== 'string');
+  for (const [key, raw] of Object.entries(schema.properties || {})) {
+    const node = resolve(schema, raw);
+    if (node.properties) {
+      for (const [sub, rawSub] of Object.entries(node.properties)) {
+        const leaf = resolve(schema, rawSub);
+        if (scalar(leaf)) rows.push(field(key + '.' + sub, { ...leaf, default: leaf.default ?? (raw.default || {})[sub] }, (values[key] || {})[sub]));
+      }
+    } else if (scalar(node)) {
+      rows.push(field(key, node, values[key]));
+    }
+  }
+  return rows;
+}
+
+// The changed inputs as KEY=VALUE words for `hall config set`.
+function changes(form) {
+  return [...form.querySelectorAll('input[name], select[name]')]
+    .filter((i) => i.value !== i.dataset.initial && i.value !== '')
+    .map((i) => i.name + '=' + i.value);
+}
+
+async function settings() {
+  const root = el('div', {}, el('h2', {}, 'Settings: this repository'));
+  const [schema, repo, user] = await Promise.all([view(['schema', 'config']), view(['config', 'show']), view(['config', 'show', '--user'])]);
+  root.append(el('p', { class: 'muted' }, repo.json.path + ' (the main checkout\'s; commit it on the base branch for the loop to read it)'));
+  const form = el('form', { 'data-settings': 'repo' }, el('table', {}, settingsForm(schema.json, repo.json.values)));
+  const out = el('div', {});
+  const review = async (argv, extra) => {
+    try {
+      const r = await view([...argv, '--dry-run']);
+      const save = el('button', { type: 'button', onclick: async () => { if (await act(argv)) out.replaceChildren(); } }, 'Save');
+      out.replaceChildren(el('pre', { 'data-view': 'diff' }, r.json.diff || 'no change'), r.json.diff ? save : '', extra || '');
+      status(shown(argv) + ' --dry-run');
+    } catch (err) {
+      out.replaceChildren(el('pre', { class: 'error' }, err.message));
+    }
+  };
+  form.append(el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Show the change')));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const words = changes(form);
+    if (!words.length) { out.replaceChildren(el('p', { class: 'muted' }, 'Nothing changed.')); return; }
+    review(['config', 'set', ...words]);
+  });
+  root.append(form, out);
+
+  root.append(el('h2', {}, 'Settings: yours'), el('p', { class: 'muted' }, user.json.path));
+  root.append(pre(user.json.text || '(empty: every key has its default)'));
+  const key = el('input', { type: 'text', name: 'key', placeholder: 'policy.mode' });
+  const value = el('input', { type: 'text', name: 'value', placeholder: 'observe' });
+  const userOut = el('div', {});
+  const userForm = el('form', { 'data-settings': 'user', onsubmit: async (ev) => {
+    ev.preventDefault();
+    if (!key.value.trim()) return;
+    const argv = ['config', 'set', key.value.trim() + '=' + value.value, '--user'];
+    try {
+      const r = await view([...argv, '--dry-run']);
+      userOut.replaceChildren(el('pre', { 'data-view': 'diff' }, r.json.diff || 'no change'),
+        el('button', { type: 'button', onclick: () => act(argv) }, 'Save'));
+    } catch (err) {
+      userOut.replaceChildren(el('pre', { class: 'error' }, err.message));
+    }
+  } }, key, ' = ', value, ' ', el('button', { type: 'submit' }, 'Show the change'));
+  root.append(userForm, userOut);
+  return root;
+}
+
 const ROUTES = {
   board,
   inbox,
@@ -195,6 +301,7 @@ const ROUTES = {
   usage,
   queue: () => textView(['queue']),
   repos: () => textView(['daemon', 'status']),
+  settings,
   item: () => { const p = location.hash.split('/'); return item(p[2], p[3]); },
 };
 
