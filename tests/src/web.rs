@@ -23,11 +23,18 @@ impl Server {
     /// Starts `hall web --no-open` in `dir` (extra arguments after), and waits for its
     /// launch URL.
     pub fn start(sb: &Sandbox, dir: &Path, extra: &[&str]) -> Server {
+        Self::start_with(sb, dir, crate::sandbox::hall_bin(), extra)
+    }
+
+    /// [`Server::start`] with another `hall` binary (a copy a test replaces).
+    pub fn start_with(sb: &Sandbox, dir: &Path, hall: &Path, extra: &[&str]) -> Server {
         let n = std::fs::read_dir(&sb.root).map(|d| d.count()).unwrap_or(0);
         let out = sb.root.join(format!("web-{n}.out"));
         let stderr = sb.root.join(format!("web-{n}.err"));
-        let mut cmd = sb.hall_command(dir);
-        cmd.args(["web", "--no-open"])
+        let mut cmd = std::process::Command::new(hall);
+        sb.apply_env(&mut cmd);
+        cmd.current_dir(dir)
+            .args(["web", "--no-open"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&out).expect("stdout file"))

@@ -456,3 +456,83 @@ fn fifty_clients_get_every_event_in_order_and_a_reconnect_misses_nothing() {
         rss[2] - rss[1]
     );
 }
+
+#[test]
+fn a_newer_binary_restarts_the_server_on_its_port_keeping_the_session() {
+    let sb = Sandbox::initialized();
+    // The server runs from a copy of hall the test replaces, as an update would.
+    let hall = sb.root.join("hall-copy");
+    std::fs::copy(hallmark_tests::sandbox::hall_bin(), &hall).unwrap();
+    let web = Server::start_with(&sb, &sb.repo, &hall, &[]);
+    let (cookie, csrf) = web.login();
+    let origin = web.origin();
+    let ok = [
+        ("Cookie", cookie.as_str()),
+        ("Origin", origin.as_str()),
+        ("X-Hall-CSRF", csrf.as_str()),
+    ];
+    let first = web.get("/api/session", &[("Cookie", &cookie)]).json();
+    assert_eq!(first["newer_binary"], false);
+    let not_yet = web.post("/api/restart", &ok, "{}").json();
+    assert_eq!(not_yet["ok"], false, "{not_yet}");
+
+    // A new binary lands on disk.
+    let next = sb.root.join("hall-next");
+    std::fs::copy(hallmark_tests::sandbox::hall_bin(), &next).unwrap();
+    let later = SystemTime::now() + Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&next)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    std::fs::rename(&next, &hall).unwrap();
+    let seen = web.get("/api/session", &[("Cookie", &cookie)]).json();
+    assert_eq!(seen["newer_binary"], true, "{seen}");
+
+    // The restart keeps the port and the session: the same cookie works on the new
+    // process, which knows of no newer binary.
+    let r = web.post("/api/restart", &ok, "{}").json();
+    assert_eq!(r["ok"], true, "{r}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let again = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new server never answered"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        if std::net::TcpStream::connect(("127.0.0.1", web.port)).is_err() {
+            continue;
+        }
+        let s = web.get("/api/session", &[("Cookie", &cookie)]);
+        if s.status == 200 && s.json()["pid"] != first["pid"] {
+            break s.json();
+        }
+    };
+    assert_eq!(again["newer_binary"], false);
+    assert_eq!(again["csrf"], first["csrf"]);
+    // An action works on the new process with the old session's token.
+    let act = web.post("/api/run", &ok, r#"{"argv":["reindex"]}"#);
+    assert_eq!(act.status, 200, "{}", act.body);
+    // The sessions' file was read once and is gone.
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy() == format!("hall-web-{}", first["pid"]))
+        .collect();
+    assert!(leftovers.is_empty());
+    // The new server was started by the old one: stopped here, as Ctrl-C would.
+    let pid = again["pid"].as_u64().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    let gone = std::time::Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            std::time::Instant::now() < gone,
+            "the server did not stop on SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

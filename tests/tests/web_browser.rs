@@ -24,7 +24,11 @@ fn workspace() -> PathBuf {
 /// Node, Playwright and Chromium, or why the test can't run here.
 fn browser_tools() -> Result<PathBuf, String> {
     let script_dir = workspace().join("tests").join("web");
-    if !script_dir.join("node_modules").join("playwright-core").is_dir() {
+    if !script_dir
+        .join("node_modules")
+        .join("playwright-core")
+        .is_dir()
+    {
         return Err("run `npm ci --prefix tests/web`".into());
     }
     for (tool, hint) in [("node", "Node.js"), ("chromium", "Debian's chromium")] {
@@ -54,10 +58,18 @@ fn the_pages_in_chromium() {
     let title = "<img src=x onerror=\"window.__pwned=1\"><script>window.__pwned=2</script> parser";
     let made = sb.hall(&sb.repo, &["new", title, "--no-split"]).ok();
     let id = made["item"].as_str().unwrap().to_string();
-    sb.hall(&sb.worktree(&id), &["ask", "which parser?", "--options", "pest,nom"])
-        .ok();
+    sb.hall(
+        &sb.worktree(&id),
+        &["ask", "which parser?", "--options", "pest,nom"],
+    )
+    .ok();
     // A run in progress: the trace tab shows its first step, then one the script adds.
-    let item_dir = sb.repo.join(".git").join("hallmark").join("items").join(&id);
+    let item_dir = sb
+        .repo
+        .join(".git")
+        .join("hallmark")
+        .join("items")
+        .join(&id);
     let runs = item_dir.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let run = runs.join("20261205T090000Z-review.jsonl");
@@ -114,7 +126,8 @@ fn the_pages_in_chromium() {
         "settings-diff",
     ] {
         let png = shots.join(format!("{page}.png"));
-        let bytes = std::fs::read(&png).unwrap_or_else(|_| panic!("no screenshot {}", png.display()));
+        let bytes =
+            std::fs::read(&png).unwrap_or_else(|_| panic!("no screenshot {}", png.display()));
         assert!(bytes.starts_with(b"\x89PNG"), "{page}.png is no PNG");
     }
     // The browser's own requests were all allowed: nothing was refused.

@@ -39,6 +39,9 @@ pub struct App {
     sessions: Mutex<Sessions>,
     config_dir: Option<PathBuf>,
     feed: Arc<Feed>,
+    /// Where the binary was when this server started (read once: on Linux the running
+    /// binary's own link names the replaced file, not the path).
+    binary_path: Option<PathBuf>,
     /// The binary as it was when this server started: (modified, length).
     binary: Option<(SystemTime, u64)>,
     /// A restart asked for by a page, taken by [`serve`] once the server has stopped.
@@ -54,6 +57,7 @@ impl App {
         launch: String,
         resumed: Vec<(String, String)>,
     ) -> Result<Arc<App>> {
+        let binary_path = std::env::current_exe().ok();
         let mut sessions = Sessions::new(launch);
         for (id, csrf) in resumed {
             sessions.keep(id, csrf);
@@ -64,7 +68,8 @@ impl App {
             sessions: Mutex::new(sessions),
             config_dir: hall.user_config_dir(),
             feed: super::feed::start(hall),
-            binary: binary_stamp(),
+            binary: binary_path.as_deref().and_then(binary_stamp),
+            binary_path,
             restart: Mutex::new(None),
             stop: tokio::sync::Notify::new(),
         }))
@@ -76,11 +81,20 @@ impl App {
     }
 }
 
-/// The running binary's modification time and length.
-fn binary_stamp() -> Option<(SystemTime, u64)> {
-    let exe = std::env::current_exe().ok()?;
-    let meta = std::fs::metadata(exe).ok()?;
+/// The binary at `path`: its modification time and length.
+fn binary_stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok()?, meta.len()))
+}
+
+impl App {
+    /// Whether the binary on disk is not the one this server started from.
+    fn newer_binary(&self) -> bool {
+        self.binary_path
+            .as_deref()
+            .and_then(binary_stamp)
+            .is_some_and(|now| Some(now) != self.binary)
+    }
 }
 
 /// Serves until Ctrl-C or a restart; returns the restart to start, if one was asked.
@@ -310,13 +324,14 @@ async fn session(State(app): State<Arc<App>>, caller: axum::Extension<Caller>) -
         Caller::Token(_) => None,
     };
     let repo = app.ctx.hall().map(|h| h.repo.name()).unwrap_or_default();
-    let newer = binary_stamp().is_some_and(|now| Some(now) != app.binary);
+    let newer = app.newer_binary();
     axum::Json(json!({
         "csrf": csrf,
         "repo": repo,
         "version": env!("CARGO_PKG_VERSION"),
         "newer_binary": newer,
         "position": app.feed.head(),
+        "pid": std::process::id(),
     }))
     .into_response()
 }
@@ -504,6 +519,7 @@ async fn usage_chart(
 
 /// A restart into the binary on disk, keeping the port and the sessions.
 pub struct Restart {
+    exe: PathBuf,
     port: u16,
     sessions: Vec<(String, String)>,
     cwd: PathBuf,
@@ -513,8 +529,6 @@ impl Restart {
     /// Starts the new `hall web` on the same port, with the sessions in a private file
     /// it reads and deletes; this process then ends.
     pub fn start(self) -> Result<()> {
-        let exe =
-            std::env::current_exe().map_err(|e| HallError::internal(format!("the binary: {e}")))?;
         let dir = std::env::temp_dir().join(format!("hall-web-{}", std::process::id()));
         crate::platform::create_private_dir(&dir).map_err(|e| HallError::io(&dir, e))?;
         let file = dir.join("sessions.json");
@@ -524,7 +538,7 @@ impl Restart {
         let body = serde_json::to_vec(&self.sessions).unwrap_or_default();
         std::io::Write::write_all(&mut f, &body).map_err(|e| HallError::io(&file, e))?;
         drop(f);
-        std::process::Command::new(exe)
+        std::process::Command::new(&self.exe)
             .args(["web", "--no-open", "--port", &self.port.to_string()])
             .current_dir(&self.cwd)
             .env(super::RESUME, &file)
@@ -539,10 +553,17 @@ pub fn resume_sessions() -> Vec<(String, String)> {
     let Some(path) = std::env::var_os(super::RESUME).map(PathBuf::from) else {
         return Vec::new();
     };
-    let sessions = std::fs::read(&path)
+    let Some(sessions) = std::fs::read(&path)
         .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+        .and_then(|b| serde_json::from_slice::<Vec<(String, String)>>(&b).ok())
+    else {
+        eprintln!(
+            "hall web: {} holds no sessions; starting without any",
+            path.display()
+        );
+        return Vec::new();
+    };
+    // Read once: the file held secrets.
     let _ = std::fs::remove_file(&path);
     if let Some(dir) = path.parent() {
         let _ = std::fs::remove_dir(dir);
@@ -552,7 +573,12 @@ pub fn resume_sessions() -> Vec<(String, String)> {
 
 /// `POST /api/restart`: only when the binary on disk changed since this one started.
 async fn restart(State(app): State<Arc<App>>) -> Response {
-    let newer = binary_stamp().is_some_and(|now| Some(now) != app.binary);
+    let (newer, Some(exe)) = (app.newer_binary(), app.binary_path.clone()) else {
+        return refuse_json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the binary's path is unknown",
+        );
+    };
     if !newer {
         return axum::Json(json!({ "ok": false, "error": { "code": "USAGE", "message": "the binary on disk is the one running", "next": ["hall --version"] } })).into_response();
     }
@@ -563,6 +589,7 @@ async fn restart(State(app): State<Arc<App>>) -> Response {
         .unwrap_or_default();
     if let Ok(mut r) = app.restart.lock() {
         *r = Some(Restart {
+            exe,
             port: app.port,
             sessions,
             cwd: app.ctx.cwd.clone(),
