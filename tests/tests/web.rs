@@ -536,3 +536,76 @@ fn a_newer_binary_restarts_the_server_on_its_port_keeping_the_session() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn every_web_action_is_a_hall_command_and_an_agent_cant_open_the_app() {
+    let sb = Sandbox::initialized();
+    let web = Server::start(&sb, &sb.repo, &[]);
+    let (cookie, _) = web.login();
+    let table = web.get("/api/actions", &[("Cookie", &cookie)]).json();
+    let help = sb.hall(&sb.repo, &["help", "--json"]).ok();
+    let verbs: Vec<&str> = help["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let rows = table["commands"].as_array().unwrap();
+    // Each row is a command of the CLI: its verb is one `hall help --json` lists, and
+    // `hall help` knows the whole path.
+    for row in rows {
+        let path = row["command"].as_str().unwrap();
+        let verb = path.split(' ').next().unwrap();
+        assert!(verbs.contains(&verb), "`{path}` is no hall command");
+        let mut args = vec!["help"];
+        args.extend(path.split(' '));
+        sb.hall(&sb.repo, &args).ok();
+    }
+    // Each verb of the CLI has its row: a person can tell what a page may do with it.
+    for verb in &verbs {
+        assert!(
+            rows.iter().any(|r| {
+                let p = r["command"].as_str().unwrap();
+                p == *verb || p.starts_with(&format!("{verb} "))
+            }),
+            "`hall {verb}` has no row in the web table"
+        );
+    }
+    let refused: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["kind"] == "refused")
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
+    for must in ["hook", "next", "daemon run", "fixed", "propose-ready"] {
+        assert!(
+            refused.contains(&must),
+            "{must} must be refused: {refused:?}"
+        );
+    }
+
+    // An agent may not open the app (it acts as you) nor change the settings.
+    let id = new_item(&sb, "agent");
+    let wt = sb.worktree(&id);
+    for command in [
+        "hall web --no-open",
+        "hall config set policy.mode=off",
+        "hall web token create x",
+    ] {
+        let (out, _) = sb.bash_hook(&wt, "agent", command);
+        assert!(out.contains("\"deny\""), "{command}: {out}");
+    }
+    let (out, _) = sb.bash_hook(&wt, "agent", "hall config show");
+    assert!(
+        !out.contains("\"deny\""),
+        "reading the settings is fine: {out}"
+    );
+    // And run inside Claude Code, the commands themselves refuse.
+    let inside = sb.hall_env(&sb.repo, &["web", "--no-open"], &[("CLAUDECODE", "1")]);
+    inside.err("GATE_DENIED", 5);
+    let inside = sb.hall_env(
+        &sb.repo,
+        &["config", "set", "stuck_after=1h"],
+        &[("CLAUDECODE", "1")],
+    );
+    inside.err("GATE_DENIED", 5);
+}

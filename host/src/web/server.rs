@@ -115,6 +115,7 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<Option<Restar
         .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/api/session", get(session))
         .route("/api/board", get(board))
+        .route("/api/actions", get(action_table))
         .route("/api/view", get(view))
         .route("/api/run", post(run))
         .route("/api/events", get(events))
@@ -334,6 +335,21 @@ async fn session(State(app): State<Arc<App>>, caller: axum::Extension<Caller>) -
         "pid": std::process::id(),
     }))
     .into_response()
+}
+
+/// Every hall command and how a page may use it: `read`, `act`, or refused with why.
+async fn action_table() -> Response {
+    let rows: Vec<Value> = actions::TABLE
+        .iter()
+        .map(|(path, kind)| match kind {
+            actions::Kind::Read => json!({ "command": path, "kind": "read" }),
+            actions::Kind::Act => json!({ "command": path, "kind": "act" }),
+            actions::Kind::Refused(why) => {
+                json!({ "command": path, "kind": "refused", "why": why })
+            }
+        })
+        .collect();
+    axum::Json(json!({ "commands": rows })).into_response()
 }
 
 /// The board and the inbox, read from the index as the terminal app reads them.
