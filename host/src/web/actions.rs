@@ -159,6 +159,8 @@ pub fn kind_of(argv: &[String]) -> (String, Kind) {
         "new" if has("--claude") => Kind::Refused("starts Claude Code, which needs a terminal"),
         "run" if has("--show") => Kind::Read,
         "config set" if has("--dry-run") => Kind::Read,
+        // Writing a file where the page says is a change, not a view.
+        "export" | "library export" if has("--out") => Kind::Act,
         "inbox" if has("--dismiss") || has("--clear") => Kind::Act,
         "budget" if argv.len() > 1 => Kind::Act,
         _ => kind,
@@ -176,6 +178,9 @@ pub fn refusal(argv: &[String], post: bool) -> Option<String> {
         .any(|a| a == "--json" || a == "--help" || a == "-h")
     {
         return Some("the page gets the JSON and the text; leave out --json and --help".into());
+    }
+    if argv.iter().any(|a| a == "-" || a == "@-") {
+        return Some("a page has no standard input to read from: give the value itself".into());
     }
     let (path, kind) = kind_of(argv);
     match kind {
@@ -278,5 +283,8 @@ mod tests {
         assert_eq!(refusal(&argv("status"), false), None);
         assert!(refusal(&argv("status --json"), false).is_some());
         assert!(refusal(&[], true).is_some());
+        assert_eq!(kind_of(&argv("export H-0001")).1, Kind::Read);
+        assert_eq!(kind_of(&argv("export H-0001 --out x.md")).1, Kind::Act);
+        assert!(refusal(&argv("rooms run verdict --input -"), true).is_some());
     }
 }

@@ -85,10 +85,7 @@ fn bind(port: Option<u16>) -> Result<TcpListener> {
                     .at(std::path::Path::new("127.0.0.1"))?;
                 return Ok(l);
             }
-            Err(e) if Instant::now() < deadline => {
-                let _ = e;
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
             Err(e) => {
                 return Err(HallError::new(
                     crate::error::Code::CommandFailed,
