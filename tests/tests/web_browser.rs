@@ -1,18 +1,19 @@
 //! `hall web` in a real browser: Debian's Chromium, driven by Playwright
 //! (`tests/web/browser.mjs`, pinned in `tests/web/package.json`; `.ci/run` installs it
-//! with `npm ci`). The sandbox holds an item with a hostile title, a question and a run
-//! whose stream the script grows while the trace is open; the script answers, changes a
-//! setting, checks the files on disk, and leaves a screenshot of every page in
-//! `target/test-artifacts/web/`.
+//! with `npm ci`). The sandbox holds an item with a hostile title and a question, and
+//! one ready for review; once the page follows its trace, the loop runs and the stand-in
+//! review streams its steps. The script answers, changes a setting, checks the files on
+//! disk, and leaves a screenshot of every page in `target/test-artifacts/web/`.
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hallmark_tests::sandbox::Sandbox;
 use hallmark_tests::web::Server;
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod common;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -54,7 +55,18 @@ fn the_pages_in_chromium() {
         }
         Err(why) => panic!("{why}"),
     };
-    let sb = Sandbox::initialized();
+    // H-0001 waits for its checks and review; the stand-in model's review streams three
+    // reads two seconds apart before it approves.
+    let read = |f: &str| json!({"tool": "Read", "input": {"file_path": f}});
+    let l = common::Loop::ready(
+        common::CONFIG,
+        json!({"review": [{
+            "stream": [read("lib.txt"), read("check.sh"), read("README.md")],
+            "every": 2.0,
+            "verdict": common::approve()["verdict"],
+        }]}),
+    );
+    let sb = &l.sb;
     let title = "<img src=x onerror=\"window.__pwned=1\"><script>window.__pwned=2</script> parser";
     let made = sb.hall(&sb.repo, &["new", title, "--no-split"]).ok();
     let id = made["item"].as_str().unwrap().to_string();
@@ -63,22 +75,21 @@ fn the_pages_in_chromium() {
         &["ask", "which parser?", "--options", "pest,nom"],
     )
     .ok();
-    // A run in progress: the trace tab shows its first step, then one the script adds.
     let item_dir = sb
         .repo
         .join(".git")
         .join("hallmark")
         .join("items")
         .join(&id);
-    let runs = item_dir.join("runs");
-    std::fs::create_dir_all(&runs).unwrap();
-    let run = runs.join("20261205T090000Z-review.jsonl");
-    let lines: Vec<Value> = vec![
-        json!({"type": "system", "subtype": "init", "model": "claude-opus-4", "session_id": "s-1"}),
-        json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "first-step.txt"}}]}}),
-    ];
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(&run, text).unwrap();
+    // The settings under test carry comments, which a save must keep.
+    let config = sb.repo.join(".hallmark.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("# Our rules: ask Ada before changing the merge mode.\n{text}\n[merge]\nmode = \"off\"  # lit for now\n"),
+    )
+    .unwrap();
+    let signal = sb.root.join("trace-open");
 
     let web = Server::start(&sb, &sb.repo, &[]);
     let shots = workspace()
@@ -88,18 +99,29 @@ fn the_pages_in_chromium() {
     let _ = std::fs::remove_dir_all(&shots);
     let mut node = Command::new("node");
     sb.apply_env(&mut node);
-    let out = node
-        .arg(&script)
+    node.arg(&script)
         .current_dir(script.parent().unwrap())
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HALL_WEB_URL", format!("{}{}", web.origin(), web.launch))
         .env("HALL_WEB_ITEM", &id)
         .env("HALL_WEB_EVENTS", item_dir.join("events.jsonl"))
-        .env("HALL_WEB_RUN", &run)
-        .env("HALL_WEB_CONFIG", sb.repo.join(".hallmark.toml"))
+        .env("HALL_WEB_RUN_ITEM", &l.id)
+        .env("HALL_WEB_SIGNAL", &signal)
+        .env("HALL_WEB_CONFIG", &config)
         .env("HALL_WEB_SHOTS", &shots)
-        .output()
-        .expect("node runs");
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let browser = node.spawn().expect("node runs");
+    // Once the page follows H-0001's trace, the loop runs: the checks, then the review
+    // whose steps the page must show as they stream.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !signal.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if signal.exists() {
+        l.daemon();
+    }
+    let out = browser.wait_with_output().expect("node ends");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -132,4 +154,9 @@ fn the_pages_in_chromium() {
     }
     // The browser's own requests were all allowed: nothing was refused.
     assert_eq!(web.refusals(), Vec::<String>::new());
+    assert_eq!(
+        l.status()["item"]["state"],
+        "closed",
+        "approved and shipped"
+    );
 }

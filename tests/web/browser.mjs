@@ -1,11 +1,12 @@
 // Drives `hall web` in Debian's Chromium through Playwright: the launch URL, the board,
 // an item and its tabs, answering a question from Your Office (then reading the journal
-// line it wrote), a run followed live while its stream grows, a setting changed from the
+// line it wrote), a real run followed live as it streams, a setting changed from the
 // form (then reading the file on disk), and a screenshot of every page.
 //
 // Run by tests/tests/web_browser.rs, which makes the sandbox and passes, in the
 // environment: HALL_WEB_URL (the launch URL), HALL_WEB_ITEM, HALL_WEB_EVENTS (the item's
-// journal file), HALL_WEB_RUN (a run's stream file to grow), HALL_WEB_CONFIG (the main
+// journal file), HALL_WEB_RUN_ITEM (the item whose review the test runs once the trace
+// is open), HALL_WEB_SIGNAL (a file this script writes then), HALL_WEB_CONFIG (the main
 // checkout's .hallmark.toml), HALL_WEB_SHOTS (where screenshots go), CHROMIUM.
 // Prints one JSON line of measurements; exits non-zero on the first failed check.
 
@@ -63,17 +64,21 @@ for (const tab of ['now', 'journal', 'findings', 'runs', 'gazette', 'usage']) {
   await shot(`item-${tab}`);
 }
 
-// A run followed live: the trace tab shows a step written after it opened, with no
-// click.
-await page.goto(`${origin}/#/item/${item}/trace`);
+// A run followed live: the trace tab is open before the review starts; the test then
+// runs the loop, whose stand-in review streams its reads seconds apart, and each shows
+// up with no click.
+const runItem = env('HALL_WEB_RUN_ITEM');
+await page.goto(`${origin}/#/item/${runItem}/trace`);
 await page.waitForSelector('pre[data-view=text]');
-assert.match(await page.textContent('pre[data-view=text]'), /first-step\.txt/);
-fs.appendFileSync(env('HALL_WEB_RUN'), JSON.stringify({
-  type: 'assistant',
-  message: { content: [{ type: 'tool_use', name: 'Read', input: { file_path: 'second-step.txt' } }] },
-}) + '\n');
-await page.waitForFunction(() => document.querySelector('pre[data-view=text]')?.textContent.includes('second-step.txt'), null, { timeout: 10000 });
+fs.writeFileSync(env('HALL_WEB_SIGNAL'), 'trace open\n');
+const trace = () => page.evaluate(() => document.querySelector('pre[data-view=text]')?.textContent || '');
+await page.waitForFunction(() => (document.querySelector('pre[data-view=text]')?.textContent || '').includes('lib.txt'), null, { timeout: 60000 });
+const firstSeen = await trace();
+assert.ok(!firstSeen.includes('README.md'), `every step at once: ${firstSeen}`);
+await page.waitForFunction(() => (document.querySelector('pre[data-view=text]')?.textContent || '').includes('check.sh'), null, { timeout: 30000 });
 await shot('item-trace');
+await page.waitForFunction(() => (document.querySelector('pre[data-view=text]')?.textContent || '').includes('README.md'), null, { timeout: 30000 });
+measured.trace_steps_followed = 3;
 
 // Your Office: answer the question by its option, then read the journal's line.
 await page.click('a[data-route=inbox]');
@@ -103,6 +108,8 @@ for (const route of ['history', 'usage', 'queue', 'repos']) {
 // disk with its comments and key order kept.
 const configPath = env('HALL_WEB_CONFIG');
 const before = fs.readFileSync(configPath, 'utf8');
+const comments = (t) => t.split('\n').filter((l) => l.includes('#'));
+assert.ok(comments(before).length >= 2, 'the file under test has comments to keep');
 await page.click('a[data-route=settings]');
 await page.waitForSelector('form[data-settings=repo]');
 await shot('settings');
@@ -117,7 +124,6 @@ await page.waitForFunction(() => document.getElementById('status').textContent.i
 await page.waitForFunction(() => !document.getElementById('status').classList.contains('error'));
 const after = fs.readFileSync(configPath, 'utf8');
 assert.match(after, /stuck_after = "3h"/);
-const comments = (t) => t.split('\n').filter((l) => l.trim().startsWith('#'));
 assert.deepEqual(comments(after), comments(before), 'every comment kept');
 const keys = (t) => t.split('\n').map((l) => l.split('=')[0].trim()).filter((k) => k && !k.startsWith('#') && k !== 'stuck_after');
 assert.deepEqual(keys(after), keys(before), 'the other keys in their order');

@@ -79,7 +79,9 @@ async function textView(argv) {
     status(shown(argv));
     return pre(r.text);
   } catch (err) {
-    return el('pre', { class: 'error' }, err.message);
+    const node = pre(err.message);
+    node.classList.add('error');
+    return node;
   }
 }
 
@@ -167,11 +169,18 @@ async function item(id, tab) {
     } catch (_) { /* the text above already says what failed */ }
   }
   if (tab === 'trace') {
-    // Followed live: the newest run's steps, read again every second while open.
+    // Followed live: the newest run's steps, read again every second while open (the
+    // first run may not have started yet).
     S.follow = setInterval(async () => {
       const node = main().querySelector('pre[data-view=text]');
       if (!node) return;
-      try { node.textContent = (await view(argv)).text; } catch (_) { /* keep the last */ }
+      try {
+        node.textContent = (await view(argv)).text;
+        node.classList.remove('error');
+      } catch (err) {
+        node.textContent = err.message;
+        node.classList.add('error');
+      }
     }, 1000);
   }
   return root;
