@@ -91,7 +91,7 @@ fn the_pages_in_chromium() {
     .unwrap();
     let signal = sb.root.join("trace-open");
 
-    let web = Server::start(&sb, &sb.repo, &[]);
+    let web = Server::start(sb, &sb.repo, &[]);
     let shots = workspace()
         .join("target")
         .join("test-artifacts")
