@@ -88,13 +88,12 @@ impl Data {
     /// Reads the board and the inbox.
     pub fn load(hall: &Hall) -> crate::error::Result<Data> {
         let index = hall.index()?;
-        let all = index.items(true)?;
-        let mut done: Vec<&ItemRow> = all.iter().filter(|r| r.state.is_terminal()).collect();
-        done.sort_by(|a, b| b.updated.cmp(&a.updated));
-        let mut items: Vec<BoardRow> = all
+        // The open items and the newest finished ones: never every finished item.
+        let open = index.items(false)?;
+        let done = index.recently_finished(RECORDS as u32)?;
+        let mut items: Vec<BoardRow> = open
             .iter()
-            .filter(|r| !r.state.is_terminal())
-            .chain(done.into_iter().take(RECORDS))
+            .chain(done.iter())
             .map(BoardRow::from_index)
             .collect();
         // By place, then by number: a longer id is a larger one (H-10000 after H-9999).

@@ -401,6 +401,19 @@ impl Index {
         })
     }
 
+    /// The `limit` closed or dropped items changed last, newest first: the board's
+    /// Records, read without loading every finished item.
+    pub fn recently_finished(&self, limit: u32) -> Result<Vec<ItemRow>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT num,title,state,branch,base,worktree,hold,round,sha,pr,created,updated,since FROM items
+                 WHERE state IN ('closed','dropped') ORDER BY updated DESC, num LIMIT ?1",
+            )?;
+            let rows = stmt.query_map([limit], row_to_item)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
     /// Items that wait for a person: escalated, awaiting you, or held.
     pub fn waiting_items(&self) -> Result<Vec<ItemRow>> {
         self.read(|conn| {

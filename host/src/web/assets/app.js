@@ -91,8 +91,12 @@ function itemLink(id) {
 
 // ------------------------------------------------------------------ the views
 
+// The board's data, taken once from the request the page preloads.
+let preloaded = ['', 'board'].includes(location.hash.split('/')[1] || '') ? getJSON('/api/board') : null;
+
 async function board() {
-  const b = await getJSON('/api/board');
+  const b = await (preloaded || getJSON('/api/board'));
+  preloaded = null;
   const root = el('div', {});
   document.getElementById('inbox-count').textContent = b.inbox.length ? '(' + b.inbox.length + ')' : '';
   for (const place of b.places) {
@@ -354,8 +358,13 @@ function follow() {
 }
 
 async function start() {
+  // The session and the first view load side by side: the board's data is already on
+  // its way (the page preloads it), and only an action needs the CSRF token.
+  const session = getJSON('/api/session');
+  window.addEventListener('hashchange', render);
+  const first = render();
   try {
-    const s = await getJSON('/api/session');
+    const s = await session;
     S.csrf = s.csrf;
     S.repo = s.repo;
     document.getElementById('repo').textContent = s.repo;
@@ -366,12 +375,11 @@ async function start() {
       banner.replaceChildren('A newer hall is on disk. ', el('button', { onclick: restart }, 'Restart the server'));
     }
   } catch (err) {
+    await first;
     main().replaceChildren(el('pre', { class: 'error' }, err.message));
     return;
   }
-  window.addEventListener('hashchange', render);
   follow();
-  render();
 }
 
 async function restart() {
