@@ -14,7 +14,7 @@
 //! the compiled artifacts beside it: a session that could write it could silence the
 //! policy. A file that can't be read, or reads as something else, is no guard.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -132,11 +132,6 @@ impl GuardCache {
         };
         let bytes = serde_json::to_vec(&stored).map_err(std::io::Error::other)?;
         super::cache::write_atomically(&self.path(room, settings), &bytes)
-    }
-
-    /// The directory the guards are kept in.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 
