@@ -90,6 +90,7 @@ fn repository(root: &Path, program: &str, line_version: Option<u32>) -> (PathBuf
         actor: "assayer".into(),
         kind,
         item: Some(id),
+        via: None,
     };
     // The hallmark is struck as the assayer strikes it: signed with the user's key (in
     // this bench's own config directory, which every hall below is given).

@@ -51,6 +51,7 @@ fn main() {
         actor: "you".into(),
         kind,
         item: Some(id),
+        via: None,
     };
     journal
         .create_item(|_| {

@@ -107,6 +107,7 @@ fn main() {
                     seal: Some(seal.clone()),
                 },
                 item: Some(id),
+                via: None,
             }],
         )
         .expect("append");

@@ -107,6 +107,13 @@ pub enum Cmd {
     /// Notifications: test each channel, or run the notify worker's pass now.
     #[command(subcommand)]
     Notify(NotifyCmd),
+    /// The settings: show the main checkout's .hallmark.toml (or `--user` your config.toml),
+    /// or set keys in it, keeping its comments and order.
+    #[command(subcommand)]
+    Config(ConfigCmd),
+    /// The web app on 127.0.0.1: the views, the inbox and the settings in a browser, each
+    /// action a hall command; `hall web token` makes and revokes API tokens for scripts.
+    Web(WebArgs),
     /// List every command (`--json` for agents), or show one: `hall help drop`.
     Help {
         /// A command (`drop`, or `daemon run` for a nested one).
@@ -119,6 +126,64 @@ pub enum Cmd {
         /// session-start, user-prompt-submit, pre-tool-use, post-tool-use,
         /// post-tool-use-failure, stop or notification.
         event: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigCmd {
+    /// The file's text and its values.
+    Show {
+        /// Your own config.toml instead of the repository's .hallmark.toml.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Set keys (`merge.mode=auto stuck_after=3h`), validated as hall reads the file; an
+    /// invalid result is refused and nothing is written.
+    Set {
+        /// KEY=VALUE pairs; a key is dotted (`policy.mode`).
+        #[arg(required = true)]
+        assignments: Vec<String>,
+        /// Your own config.toml instead of the repository's .hallmark.toml.
+        #[arg(long)]
+        user: bool,
+        /// Show the change without writing it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct WebArgs {
+    #[command(subcommand)]
+    pub token: Option<WebCmd>,
+    /// The port on 127.0.0.1 (default: a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Print the launch URL without opening a browser.
+    #[arg(long)]
+    pub no_open: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WebCmd {
+    /// API tokens for scripts: `Authorization: Bearer <token>` on every request.
+    #[command(subcommand)]
+    Token(WebTokenCmd),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WebTokenCmd {
+    /// Make a token; it is printed once and stored only as its hash.
+    Create {
+        /// A name to list and revoke it by.
+        name: String,
+    },
+    /// The tokens by name, with when each was made and last used.
+    List,
+    /// Revoke a token: the next request carrying it is refused.
+    Revoke {
+        /// The token's name.
+        name: String,
     },
 }
 

@@ -43,6 +43,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("commands", 6),
     ("hooks", 7),
     ("app", 7),
+    ("web", 7),
 ];
 
 /// Where each program may be started: the adapter that owns it.
@@ -58,9 +59,15 @@ const PROGRAMS: &[(&str, &str)] = &[
 
 /// Modules that start a program named at run time: the run adapter (the model run or
 /// fix engine a repository configures), `hall run` (the agent's own command), the
-/// daemon's service (this `hall`, again) and the platform's file opener (`open`,
-/// `xdg-open`, or `HALL_OPENER`).
-const DYNAMIC: &[&str] = &["claude", "commands/run.rs", "daemon/service.rs", "platform"];
+/// daemon's service (this `hall`, again), the web app's restart into the newer `hall`
+/// on disk, and the platform's file opener (`open`, `xdg-open`, or `HALL_OPENER`).
+const DYNAMIC: &[&str] = &[
+    "claude",
+    "commands/run.rs",
+    "daemon/service.rs",
+    "web/server.rs",
+    "platform",
+];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -5,7 +5,7 @@
 //! adapter (`layers.rs`, a test, keeps it so):
 //!
 //! ```text
-//! hooks                     Claude Code's hooks: protocol in, context and verdicts out
+//! hooks app web             Claude Code's hooks; the terminal app; the web app
 //! commands                  one file per verb: parse, call the service, render the reply
 //! daemon                    the scheduler that runs the loop for every registered repo
 //! office                    the loop's workers: checks, review, fix, ship, resume, watchman
@@ -51,3 +51,4 @@ pub mod rooms;
 pub mod sign;
 pub mod template;
 pub mod version;
+pub mod web;

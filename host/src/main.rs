@@ -58,6 +58,7 @@ fn main() -> ExitCode {
     let result = std::panic::catch_unwind(|| {
         Ctx::from_env().and_then(|ctx| match cli.command {
             Some(hallmark::cli::Cmd::Frame(a)) => hallmark::app::frame(&ctx, &a),
+            Some(hallmark::cli::Cmd::Web(a)) if a.token.is_none() => hallmark::web::main(&ctx, &a),
             command => commands::dispatch(command, &ctx),
         })
     })

@@ -7,3 +7,4 @@ pub mod github;
 pub mod http;
 pub mod redteam;
 pub mod sandbox;
+pub mod web;

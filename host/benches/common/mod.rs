@@ -26,6 +26,7 @@ pub fn ev(id: ItemId, n: u32, kind: EventKind) -> Event {
         actor: "agent".into(),
         kind,
         item: Some(id),
+        via: None,
     }
 }
 

@@ -121,6 +121,7 @@ mod tests {
             actor: actor.into(),
             kind,
             item: Some(ItemId(1)),
+            via: None,
         }
     }
 

@@ -8,6 +8,7 @@ mod attach;
 pub mod board;
 mod budget;
 mod claude;
+pub mod config;
 mod daemon;
 mod doctor;
 mod drop;
@@ -49,6 +50,7 @@ mod status;
 mod unshared;
 mod usage;
 mod watch;
+pub mod web;
 
 use serde::Serialize;
 
@@ -166,6 +168,7 @@ pub fn dispatch(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
                 | Cmd::Hook { .. }
                 | Cmd::Statusline
                 | Cmd::Frame(_)
+                | Cmd::Web(_)
                 | Cmd::Watch(_)
                 | Cmd::Verify(_)
         )
@@ -245,6 +248,12 @@ fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         // `hall help`, which lists it.
         Some(Cmd::Hook { .. }) => Err(HallError::usage(
             "`hall hook` reads Claude Code's hook JSON on stdin",
+        )),
+        Some(Cmd::Config(c)) => config::run(ctx, &c),
+        Some(Cmd::Web(crate::cli::WebArgs { token: Some(c), .. })) => web::run(ctx, &c),
+        // main() hands `hall web` to the web app, a layer above the commands.
+        Some(Cmd::Web(_)) => Err(HallError::usage(
+            "`hall web` is served by the web app; run it as `hall web`",
         )),
         // main() hands `hall frame` to the terminal app, a layer above the commands.
         Some(Cmd::Frame(_)) => Err(HallError::usage(

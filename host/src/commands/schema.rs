@@ -88,6 +88,8 @@ pub fn schema(name: &str) -> Option<serde_json::Value> {
         "policy" => of::<policy::PolicyReport>(),
         "notify" => of::<notify::NotifyReply>(),
         "frame" => of::<super::FrameReply>(),
+        "web" => of::<super::web::WebTokenReply>(),
+        "config-reply" => of::<super::config::ConfigReply>(),
         "version" => of::<crate::version::VersionInfo>(),
         "help" => of::<help::HelpReply>(),
         "hook" => serde_json::json!({
@@ -123,6 +125,7 @@ pub fn run(args: &SchemaArgs) -> Result<Reply> {
                     "distillation",
                     "statusline-board",
                     "version",
+                    "config-reply",
                 ]
                 .map(String::from),
             );

@@ -24,6 +24,7 @@ fn at(minute: u32, actor: &str, kind: EventKind) -> Event {
         actor: actor.to_string(),
         kind,
         item: Some(ItemId(7)),
+        via: None,
     }
 }
 

@@ -26,6 +26,7 @@ pub mod registry;
 pub mod rules;
 pub mod statusline;
 pub mod tool_policy;
+pub mod web_tokens;
 pub mod worktree;
 
 use std::path::PathBuf;
@@ -54,6 +55,9 @@ pub struct Ctx {
     /// Who acts: `HALL_ACTOR`, else `agent` inside Claude Code, else `you`; the loop's
     /// workers act as `assayer`, `fixer` or `shipper`.
     pub actor: String,
+    /// How a person's command reached `hall` when not typed in a shell (`web`); written
+    /// into every event it records.
+    pub via: Option<String>,
 }
 
 impl Ctx {
@@ -79,6 +83,7 @@ impl Ctx {
             now,
             stamp: crate::clock::stamp(now),
             actor: actor.into(),
+            via: None,
         }
     }
 
@@ -104,6 +109,7 @@ impl Ctx {
             actor: self.actor.clone(),
             kind,
             item,
+            via: self.via.clone(),
         }
     }
 

@@ -484,7 +484,7 @@ pub fn hall_verbs(command: &str) -> Vec<String> {
         if let Some(v) = rest.next() {
             // A verb with subcommands names both: `library review`.
             match (*v, rest.next()) {
-                ("library", Some(sub)) => verbs.push(format!("library {sub}")),
+                ("library" | "config", Some(sub)) => verbs.push(format!("{v} {sub}")),
                 _ => verbs.push(v.to_string()),
             }
         }
@@ -504,6 +504,8 @@ fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
                 v.as_str(),
                 "verdict"
                     | "setup"
+                    | "web"
+                    | "config set"
                     | "library review"
                     | "library retire"
                     | "library import"

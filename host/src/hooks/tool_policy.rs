@@ -643,6 +643,7 @@ mod tests {
                 log: None,
             },
             item: None,
+            via: None,
         }
     }
 

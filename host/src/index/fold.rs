@@ -21,7 +21,7 @@ fn clear_waiting(tx: &Transaction<'_>, session: &str) -> Result<()> {
 
 /// One line as the index reads it.
 enum Decoded {
-    Full(Event),
+    Full(Box<Event>),
     /// The envelope alone, its strings as places in the file's bytes (they hold no
     /// escapes; a line whose do is decoded in full).
     Light {
@@ -199,7 +199,7 @@ pub(super) fn load(
             .flatten();
         let Some(light) = light else {
             let event = decode(s).map_err(|e| e.to_string())?;
-            return Ok((Decoded::Full(event), None));
+            return Ok((Decoded::Full(Box::new(event)), None));
         };
         let marker = if head.event == "torn_line" {
             head.line

@@ -29,6 +29,7 @@ impl Stamp {
             actor: self.actor.clone(),
             kind,
             item: None,
+            via: None,
         }
     }
 }

@@ -22,6 +22,7 @@ fn event(id: ItemId, text: String) -> Event {
             session: None,
         },
         item: Some(id),
+        via: None,
     }
 }
 

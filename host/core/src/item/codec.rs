@@ -225,6 +225,7 @@ mod tests {
                 accepted: false,
             },
             item: None,
+            via: None,
         };
         let line = encode(&proposed);
         assert!(line.contains("\"kind\":\"false-positive\""), "{line}");

@@ -33,6 +33,10 @@ pub struct Event {
     /// The item it belongs to; absent for repo-level events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub item: Option<ItemId>,
+    /// How a person's action reached `hall` when not from a shell: `web` for the web
+    /// app. Absent for the command line, the hooks and the loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// Why a loop is waiting for a person without changing state.

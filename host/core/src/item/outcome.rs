@@ -164,6 +164,7 @@ mod tests {
             actor: "assayer".into(),
             kind,
             item: Some(ItemId(1)),
+            via: None,
         }
     }
 

@@ -306,6 +306,7 @@ impl Locked {
                         bytes: tail.bytes,
                     },
                     item: events[0].item,
+                    via: None,
                 };
                 buf.push_str(&encode(&marker));
                 buf.push('\n');
@@ -426,6 +427,7 @@ mod tests {
                 session: None,
             },
             item: Some(ItemId(1)),
+            via: None,
         }
     }
 

@@ -9,6 +9,7 @@ fn at(step: usize, kind: EventKind) -> Event {
         actor: "you".into(),
         kind,
         item: Some(ItemId(1)),
+        via: None,
     }
 }
 
