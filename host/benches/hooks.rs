@@ -181,7 +181,10 @@ fn rewrite_version(journal: &hallmark::journal::Journal, v: u32) {
 }
 
 /// Records `n` finished calls (builds, reads and edits, some failing) in the bench
-/// session's window, through the PostToolUse hooks, as a real session would.
+/// session's window, through the PostToolUse hooks, as a real session would. With 30:
+/// ten `cargo build -p crateN` (N = i % 5, so each crate twice), ten reads of different
+/// files and ten different edits of `work.txt`, every fourth call failed, the last one
+/// a success. None of the measured calls but `cargo build -p crate1` is in it.
 fn fill_window(hall: &str, wt: &Path, repo: &Path, n: usize) {
     for i in 0..n {
         let (tool, input) = match i % 3 {
@@ -263,6 +266,14 @@ fn cases(wt: &Path) -> Vec<(&'static str, Vec<u8>)> {
         (
             "Bash `git push -u origin HEAD` (hallmark verified, allowed)",
             bash("git push -u origin HEAD"),
+        ),
+        // Twice in the window of 30 (see `fill_window`): there it meets the built-in
+        // room's guard (repetition's), so the room is loaded and asked (it allows: a
+        // build run again with new output is no evidence). With an empty window it is
+        // as quiet as the others.
+        (
+            "Bash `cargo build -p crate1` (in the window of 30 twice: the room is asked)",
+            bash("cargo build -p crate1"),
         ),
     ]
 }
@@ -349,8 +360,9 @@ fn main() {
         }
     }
     // The tool-call policy ran in every case above (it is on by default, observing), with
-    // an empty window. Here it meets a session with a full window of past calls, and then
-    // is switched off on the base branch, to show what the policy itself costs.
+    // an empty window: no call meets the room's guard, so the room is not loaded. Here it
+    // meets a session with a full window of past calls (one case then meets the guard),
+    // and then is switched off on the base branch, to show what the policy itself costs.
     fill_window(hall, &wt, &repo, 30);
     each_case("with a window of 30 past calls:", hall, &cases, &repo, noop);
     std::fs::write(repo.join(".hallmark.toml"), "[policy]\nmode = \"off\"\n").expect("write");

@@ -17,7 +17,7 @@ pub struct VersionInfo {
     pub commit: &'static str,
     /// The target triple the binary was built for.
     pub target: &'static str,
-    /// The WIT package and version the embedded rooms export (`hall:rooms@0.7.0`).
+    /// The WIT package and version the embedded rooms export (`hall:rooms@0.8.0`).
     pub wit: String,
     /// Each embedded room: its world, size and sha256.
     pub rooms: Vec<RoomBuild>,

@@ -262,7 +262,7 @@ fn rooms_check_and_run_work_outside_a_repository_too() {
     let e = sb
         .hall(&sb.home, &["rooms", "check", wrong.to_str().expect("utf8")])
         .err("ROOM_INCOMPATIBLE", 2);
-    assert!(e["error"]["message"].to_string().contains("0.8.0"), "{e}");
+    assert!(e["error"]["message"].to_string().contains("0.9.0"), "{e}");
     let verdict = json!({
         "summary": "Looks right.",
         "lenses": ["first_principles", "correctness", "security", "data", "evidence", "operability", "repo_rules"],

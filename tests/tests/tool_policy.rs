@@ -483,3 +483,228 @@ fn an_enforced_block_is_not_hidden_behind_an_observed_detector() {
     // The seventh: the streak of six blocks, enforced.
     assert_eq!(said_[6], Said::Deny("error-streak".into()), "{said_:?}");
 }
+
+/// The rooms' cache directory of a sandbox: the compiled rooms and the kept guards.
+fn rooms_cache(sb: &Sandbox) -> PathBuf {
+    sb.root.join("cache").join("rooms")
+}
+
+/// The files in `dir` whose names start with `prefix` and end with `suffix`.
+fn files(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(suffix))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The kept guard files of a sandbox.
+fn guards(sb: &Sandbox) -> Vec<PathBuf> {
+    files(&rooms_cache(sb), "tool-policy-guard-", ".json")
+}
+
+/// The compiled rooms of a sandbox: one appears whenever a hook loads a room that
+/// isn't compiled yet.
+fn compiled(sb: &Sandbox) -> Vec<PathBuf> {
+    files(&rooms_cache(sb), "", ".cwasm")
+}
+
+/// One Bash call in session `sid`, then how it ended; what the hook said of it.
+fn bash_call(world: &World, sid: &str, command: &str, ok: bool) -> Said {
+    let input = json!({"command": command});
+    let pre = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": input});
+    let got = said(&world.hook("pre-tool-use", sid, &world.wt, pre));
+    if !matches!(got, Said::Deny(_) | Said::Gate(_)) {
+        let post = if ok {
+            (
+                "post-tool-use",
+                json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                    "tool_input": input, "tool_response": {"stdout": "done"}}),
+            )
+        } else {
+            (
+                "post-tool-use-failure",
+                json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                    "tool_input": input, "error": "Exit code 1"}),
+            )
+        };
+        world.hook(post.0, sid, &world.wt, post.1);
+    }
+    got
+}
+
+/// A session's first call makes the built-in room state its guard, which is kept beside
+/// the compiled rooms. From then on a call that meets none of its conditions is allowed
+/// without the room being loaded (with the compiled room deleted, nothing is compiled
+/// again), and a call that meets one is judged by the room as before. A damaged guard
+/// file is asked for again, and no session can write one: the gates keep it out of reach.
+#[test]
+fn the_room_is_loaded_only_for_a_call_that_meets_its_guard() {
+    let world = World::new("observe");
+    let sb = &world.sb;
+    assert_eq!(
+        bash_call(&world, "s-guard", "cargo build", true),
+        Said::Allow
+    );
+    let kept = guards(sb);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let guard: Value =
+        serde_json::from_slice(&std::fs::read(&kept[0]).expect("read")).expect("JSON");
+    assert_eq!(
+        guard["triggers"],
+        json!([
+            {"recurs": {"times": 2, "last": 0, "reads_exempt": true}},
+            {"recurs": {"times": 1, "last": 4, "reads_exempt": true}},
+            {"error-streak": 4},
+            "claims-fix",
+        ]),
+        "{guard}"
+    );
+    assert!(!compiled(sb).is_empty(), "the first call loaded the room");
+
+    // Quiet calls: none meets the guard, so the room is not loaded, and nothing is
+    // compiled in place of the deleted artifact.
+    for artifact in compiled(sb) {
+        std::fs::remove_file(artifact).expect("rm");
+    }
+    for command in ["cargo test", "ls src", "cargo build -p other", "git status"] {
+        assert_eq!(bash_call(&world, "s-guard", command, true), Said::Allow);
+    }
+    assert!(compiled(sb).is_empty(), "a quiet call loaded the room");
+
+    // A call that meets the guard (a third identical failure) is judged by the room.
+    let third = repeat_failure(&world, "s-guard", 3);
+    assert_eq!(
+        third[2],
+        Said::Nudge("repetition".into(), false),
+        "{third:?}"
+    );
+    assert!(!compiled(sb).is_empty(), "the room was asked");
+
+    // A damaged guard is no guard: the room is asked for it again.
+    std::fs::write(&kept[0], "{ not json").expect("write");
+    for artifact in compiled(sb) {
+        std::fs::remove_file(artifact).expect("rm");
+    }
+    assert_eq!(bash_call(&world, "s-other", "make", true), Said::Allow);
+    assert!(!compiled(sb).is_empty(), "the room was asked for its guard");
+    let again: Value =
+        serde_json::from_slice(&std::fs::read(&kept[0]).expect("read")).expect("JSON");
+    assert_eq!(again, guard);
+
+    // A session can't silence the policy by writing a guard of its own: the gates
+    // deny it as a write into Hallmark's cache.
+    let path = kept[0].display().to_string();
+    let forged = r#"{"format":1,"triggers":[]}"#;
+    let denied = |tool: &str, input: Value| {
+        let pre = json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input});
+        let out = world.hook("pre-tool-use", "s-forge", &world.wt, pre);
+        let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|_| panic!("{tool}: {out}"));
+        let out = &v["hookSpecificOutput"];
+        assert_eq!(out["permissionDecision"], "deny", "{tool}: {v}");
+        let reason = out["permissionDecisionReason"].as_str().unwrap_or_default();
+        assert!(reason.contains("Hallmark's cache"), "{tool}: {reason}");
+    };
+    for command in [
+        format!("echo '{forged}' > {path}"),
+        format!("rm -f {path}"),
+        format!("cp /dev/null {path}"),
+    ] {
+        denied("Bash", json!({ "command": command }));
+    }
+    denied("Write", json!({"file_path": path, "content": forged}));
+}
+
+/// Commits `room` on the base branch as the repository's tool-policy room.
+fn base_room(sb: &Sandbox, room: &str) {
+    std::fs::create_dir_all(sb.repo.join("policy")).expect("mkdir");
+    std::fs::copy(built_wasm(room), sb.repo.join("policy/room.wasm")).expect("copy");
+    let config = std::fs::read_to_string(sb.repo.join(".hallmark.toml")).expect("config");
+    std::fs::write(
+        sb.repo.join(".hallmark.toml"),
+        format!("{config}\n[rooms]\ntool-policy = \"policy/room.wasm\"\n"),
+    )
+    .expect("write");
+    sb.git(&sb.repo, &["add", "-A"]);
+    sb.git(
+        &sb.repo,
+        &["commit", "-q", "-m", "A tool policy of our own"],
+    );
+}
+
+/// Adds a detector of `name` (observed) to the user's `[policy]`: the room's guard is
+/// asked again for the new settings.
+fn user_detector(sb: &Sandbox, name: &str) {
+    let file = sb.config_dir().join("config.toml");
+    let mut text = std::fs::read_to_string(&file).unwrap_or_default();
+    text.push_str(&format!(
+        "\n[policy.detectors.{name}]\nmode = \"observe\"\n"
+    ));
+    std::fs::write(&file, text).expect("user config");
+}
+
+/// The host takes a room at its word. A room whose guard says it never objects is
+/// never asked, though its `decide` objects to everything; the same room stating
+/// `[always]` is asked about every call. A guard the room refuses or fails to state
+/// counts as `[always]`, and so does a room from the 0.7 line, which states none.
+#[test]
+fn the_host_takes_a_room_at_its_stated_guard() {
+    let world = World::new("observe");
+    let sb = &world.sb;
+    base_room(sb, "hall_fixture_stated_guard.wasm");
+    let objection = Said::Nudge("stated-guard".into(), true);
+    // Guard `[]`: never asked.
+    for command in ["cargo build", "cargo build", "cargo build", "cargo build"] {
+        assert_eq!(bash_call(&world, "s-quiet", command, false), Said::Allow);
+    }
+    assert_eq!(guards(sb).len(), 1);
+    // Guard `[always]`: asked, even on a session's first call.
+    user_detector(sb, "always");
+    assert_eq!(bash_call(&world, "s-asked", "ls", true), objection);
+    assert_eq!(bash_call(&world, "s-asked", "ls", true), objection);
+    assert_eq!(guards(sb).len(), 2);
+    let log = || std::fs::read_to_string(sb.journal().root().join("hooks.log")).unwrap_or_default();
+    // A refusal to state a guard: asked about every call, the refusal logged once and
+    // its `[always]` kept.
+    user_detector(sb, "refuse");
+    assert_eq!(bash_call(&world, "s-refused", "ls", true), objection);
+    assert_eq!(bash_call(&world, "s-refused", "ls", true), objection);
+    assert_eq!(
+        log().matches("refused to state its guard").count(),
+        1,
+        "{}",
+        log()
+    );
+    assert_eq!(guards(sb).len(), 3);
+    // A trap: asked about every call, logged every time, nothing kept.
+    user_detector(sb, "trap");
+    assert_eq!(bash_call(&world, "s-trap", "ls", true), objection);
+    assert_eq!(bash_call(&world, "s-trap", "ls", true), objection);
+    assert_eq!(
+        log().matches("failed to state its guard").count(),
+        2,
+        "{}",
+        log()
+    );
+    assert_eq!(guards(sb).len(), 3);
+
+    // A 0.7 room: asked about every call, the first of a session included.
+    let sb2 = Sandbox::initialized();
+    base_room(&sb2, "hall_fixture_frozen_0_7.wasm");
+    let wt = new_item(&sb2, "An older room");
+    let world2 = World { sb: sb2, wt };
+    for _ in 0..2 {
+        assert_eq!(
+            bash_call(&world2, "s-old", "ls", true),
+            Said::Nudge("frozen-0-7".into(), false)
+        );
+    }
+}

@@ -23,10 +23,18 @@ pub fn runtime() -> Result<Rooms> {
 /// The room runtime for `hall`, with the compiled components cached in its cache
 /// directory ([`Hall::user_cache_dir`]; the user's own outside a repository).
 pub fn runtime_for(hall: Option<&Hall>) -> Result<Rooms> {
-    match hall.map_or_else(crate::platform::cache_dir, Hall::user_cache_dir) {
-        Some(dir) => Ok(Rooms::new(dir.join("rooms"))?),
+    match rooms_cache_dir(hall) {
+        Some(dir) => Ok(Rooms::new(dir)?),
         None => Ok(Rooms::without_cache()?),
     }
+}
+
+/// Where `hall` keeps what it derives from rooms: their compiled artifacts, and the
+/// tool-policy room's guard. Inside Hallmark's cache directory, which the hooks keep
+/// every session from writing.
+pub fn rooms_cache_dir(hall: Option<&Hall>) -> Option<PathBuf> {
+    hall.map_or_else(crate::platform::cache_dir, Hall::user_cache_dir)
+        .map(|dir| dir.join("rooms"))
 }
 
 /// Where the room for `world` comes from, before loading it.
@@ -114,32 +122,75 @@ fn user_or_builtin(hall: Option<&Hall>, world: World) -> Choice {
     Choice::Builtin
 }
 
-/// Like [`room`], for a caller whose `hall.config` was read from the base branch in
-/// this process (a hook): when that config names no room for `world`, the base branch
-/// is not read again. A hook runs on every tool call, and reading the rules twice
-/// was a measurable part of its time.
-pub fn room_fresh(rooms: &Rooms, hall: &Hall, world: World) -> Result<Room> {
-    if world
+/// The room that serves `world`, chosen and read but not loaded: what a hook needs to
+/// know which room it is (its sha256) without starting the room runtime.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    world: World,
+    choice: Choice,
+    /// A user room's bytes, read once for both its identity and its loading.
+    user_bytes: Option<Vec<u8>>,
+}
+
+impl Chosen {
+    /// The component's sha256; `None` when its bytes are missing or unreadable (then
+    /// [`Chosen::load`] says why).
+    pub fn sha256(&self) -> Option<String> {
+        match &self.choice {
+            Choice::Builtin => crate::rooms::builtin_sha256(self.world).map(str::to_string),
+            Choice::Repo { bytes, .. } => bytes.as_deref().map(crate::rooms::sha256_hex),
+            Choice::User { .. } => self.user_bytes.as_deref().map(crate::rooms::sha256_hex),
+        }
+    }
+
+    /// Loads the room, validated against the world and version.
+    pub fn load(&self, rooms: &Rooms) -> Result<Room> {
+        match (&self.choice, &self.user_bytes) {
+            (Choice::User { path }, Some(bytes)) => {
+                Ok(rooms.load(self.world, bytes, RoomSource::User { path: path.clone() })?)
+            }
+            (choice, _) => load(rooms, choice, self.world),
+        }
+    }
+}
+
+/// Chooses the room for `world` like [`choose`], for a caller whose `hall.config` was
+/// read from the base branch in this process (a hook): when that config names no room
+/// for `world`, the base branch is not read again. A hook runs on every tool call, and
+/// reading the rules twice was a measurable part of its time. Nothing is loaded (see
+/// [`Chosen`]).
+pub fn choose_fresh(hall: &Hall, world: World) -> Result<Chosen> {
+    let choice = if world
         .names()
         .iter()
         .any(|k| hall.config.rooms.contains_key(*k))
     {
-        return room(rooms, Some(hall), world);
-    }
-    load(rooms, user_or_builtin(Some(hall), world), world)
+        choose(Some(hall), world)?
+    } else {
+        user_or_builtin(Some(hall), world)
+    };
+    let user_bytes = match &choice {
+        Choice::User { path } => std::fs::read(path).ok(),
+        _ => None,
+    };
+    Ok(Chosen {
+        world,
+        choice,
+        user_bytes,
+    })
 }
 
 /// Loads the room that serves `world`, validated against the world and version.
 pub fn room(rooms: &Rooms, hall: Option<&Hall>, world: World) -> Result<Room> {
-    load(rooms, choose(hall, world)?, world)
+    load(rooms, &choose(hall, world)?, world)
 }
 
 /// Loads the room a [`Choice`] names.
-fn load(rooms: &Rooms, choice: Choice, world: World) -> Result<Room> {
+fn load(rooms: &Rooms, choice: &Choice, world: World) -> Result<Room> {
     match choice {
         Choice::Builtin => Ok(rooms.builtin(world)?),
         Choice::User { path } => {
-            Ok(rooms.load_file(world, &path, RoomSource::User { path: path.clone() })?)
+            Ok(rooms.load_file(world, path, RoomSource::User { path: path.clone() })?)
         }
         Choice::Repo {
             path,
@@ -149,7 +200,7 @@ fn load(rooms: &Rooms, choice: Choice, world: World) -> Result<Room> {
             Code::RoomNotFound,
             format!(
                 "[rooms] {world} = \"{path}\", but {path} is not on the base branch ({})",
-                short(&rev)
+                short(rev)
             ),
         )
         .hint(format!("git add {path} && git commit, on the base branch"))
@@ -160,10 +211,10 @@ fn load(rooms: &Rooms, choice: Choice, world: World) -> Result<Room> {
             bytes: Some(bytes),
         } => Ok(rooms.load(
             world,
-            &bytes,
+            bytes,
             RoomSource::Repo {
-                path,
-                rev: Some(short(&rev).to_string()),
+                path: path.clone(),
+                rev: Some(short(rev).to_string()),
             },
         )?),
     }

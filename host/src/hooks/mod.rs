@@ -9,6 +9,7 @@
 
 mod context;
 mod gates;
+mod policy_room;
 mod protect;
 mod record;
 mod session;

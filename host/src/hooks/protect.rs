@@ -16,7 +16,8 @@
 //!   run outside any sandbox), `.mcp.json`, the directories on `PATH` and the `hall`
 //!   binary;
 //! - Hallmark's own directories: its configuration (the signing key lives there), its
-//!   data (the registry of repositories) and its cache (precompiled rooms).
+//!   data (the registry of repositories) and its cache (precompiled rooms and the
+//!   tool-policy room's guards, which decide whether that room is asked at all).
 //!
 //! Reading is refused only for the secrets: the signing key and the directory it lives
 //! in.
@@ -178,7 +179,7 @@ impl Protection {
             ),
             (
                 crate::platform::cache_dir(),
-                "Hallmark's cache of compiled rooms and the loop's own checkouts",
+                "Hallmark's cache of compiled rooms and their guards, and the loop's own checkouts",
             ),
         ] {
             if let Some(d) = dir {

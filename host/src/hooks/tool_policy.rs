@@ -2,6 +2,11 @@
 //! call the gates let through; PostToolUse and PostToolUseFailure record how each call
 //! ended in the session's window, which is what the room judges the next call by.
 //!
+//! Most calls are allowed, and starting the room runtime is most of what asking costs a
+//! hook process. So the room is asked only when the call meets its guard, the conditions
+//! it states ahead of any call for the settings in force (`crate::rooms::guard`); a
+//! call that meets none is allowed without loading the room, as the room promised.
+//!
 //! The room detects and `hall` enforces: a detector in `observe` mode (the default)
 //! only nudges, and its would-be block is journaled for `hall policy report`. Every
 //! failure here fails open: a room that errs, traps or runs out of time, a window that
@@ -14,13 +19,14 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::policy_room::{PolicyRoom, decide};
 use super::{Hook, session};
 use crate::config::PolicyMode;
 use crate::error::{Code, HallError, Result};
 use crate::gate::{self, CommandKind};
 use crate::hall::tool_policy::{Settings, user_policy};
 use crate::item::{EventKind, ItemId, State};
-use crate::rooms::World;
+use crate::rooms::guard;
 use crate::rooms::types::{
     self, CallOutcome, FailingCheck, ItemFacts, PastCall, PolicyAction, PolicyInput, PolicyVerdict,
     ShellCommand, ToolCall,
@@ -60,26 +66,36 @@ pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
         .session_id()
         .map(|sid| session::load(&hook.hall.journal, sid))
         .unwrap_or_default();
-    let item = item_facts(hook, session.item, &call);
     let skip = session.calls.len().saturating_sub(settings.window);
-    let window = session.calls.into_iter().skip(skip).collect();
-    let input = PolicyInput {
-        call: call.clone(),
-        item: item.as_ref().map(|(_, f)| f.clone()),
-        window,
-        settings: settings.detectors.clone(),
-    };
+    let window: Vec<PastCall> = session.calls.into_iter().skip(skip).collect();
     // Fail open: whatever keeps the room from answering, the call runs and the log
     // says why nobody judged it.
     let fail_open = |why: String| {
         super::log_anywhere(&format!("tool policy: {why}; the call was allowed"));
         Ok(None)
     };
-    let room = match load_room(hook) {
+    let mut policy = match PolicyRoom::choose(hook) {
+        Ok(p) => p,
+        Err(why) => return fail_open(why),
+    };
+    // The room promised `allow` for a call that meets none of its guard's conditions:
+    // such a call runs without the room being loaded, and without the item being read,
+    // which only the room needs.
+    if !guard::matches(&policy.guard(&settings.detectors), &call, &window) {
+        return Ok(None);
+    }
+    let item = item_facts(hook, session.item, &call);
+    let input = PolicyInput {
+        call: call.clone(),
+        item: item.as_ref().map(|(_, f)| f.clone()),
+        window,
+        settings: settings.detectors.clone(),
+    };
+    let room = match policy.loaded() {
         Ok(r) => r,
         Err(why) => return fail_open(why),
     };
-    let mut verdict = match decide(&room, &input) {
+    let mut verdict = match decide(room, &input) {
         Ok(v) => v,
         Err(why) => return fail_open(why),
     };
@@ -101,7 +117,7 @@ pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
                 d.mode = types::PolicyMode::Off;
             }
         }
-        if let Ok(v) = decide(&room, &enforced)
+        if let Ok(v) = decide(room, &enforced)
             && let Some(a) = apply(&settings, &v)
             && matches!(a.action, PolicyAction::Deny | PolicyAction::Ask)
         {
@@ -144,25 +160,6 @@ pub fn apply(settings: &Settings, verdict: &PolicyVerdict) -> Option<Applied> {
             action: verdict.action,
             would_block: false,
         }),
-    }
-}
-
-/// The repository's tool-policy room (from the base branch, the user's, or the
-/// built-in one); each call to it is bounded like every room call.
-fn load_room(hook: &Hook) -> std::result::Result<crate::rooms::Room, String> {
-    let rooms = crate::hall::policy::runtime_for(Some(&hook.hall)).map_err(|e| e.message)?;
-    crate::hall::policy::room_fresh(&rooms, &hook.hall, World::ToolPolicy).map_err(|e| e.message)
-}
-
-/// Asks the room about one call.
-fn decide(
-    room: &crate::rooms::Room,
-    input: &PolicyInput,
-) -> std::result::Result<PolicyVerdict, String> {
-    match room.decide_tool_policy(input) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(failure)) => Err(format!("the room refused: {}", failure.message)),
-        Err(e) => Err(e.to_string()),
     }
 }
 

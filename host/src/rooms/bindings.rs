@@ -2,8 +2,8 @@
 //! the conversions between their types and the plain types in `types.rs`.
 //!
 //! Kept private so that nothing outside `rooms` depends on generated code. Each
-//! line of the WIT package hall supports has a module here: `v0_7` is `wit/`,
-//! `v0_6` is `wit/frozen/0.6.0/`, `v0_5` is `wit/frozen/0.5.0/`, `v0_4` is `wit/frozen/0.4.0/`, `v0_3` is
+//! line of the WIT package hall supports has a module here: `v0_8` is `wit/`,
+//! `v0_7` is `wit/frozen/0.7.0/`, `v0_6` is `wit/frozen/0.6.0/`, `v0_5` is `wit/frozen/0.5.0/`, `v0_4` is `wit/frozen/0.4.0/`, `v0_3` is
 //! `wit/frozen/0.3.0/`, `v0_2` is `wit/frozen/0.2.0/`, `v0_1` is
 //! `wit/frozen/0.1.0/`. Their verdict and condense interfaces have the same
 //! shape, so one set of conversions is stamped out for all. Check detection
@@ -11,7 +11,8 @@
 //! from 0.3) and the merger's input (given the merged-result facts from 0.4, the
 //! merge train from 0.5) and plan (merge checks on predicted tips from 0.5) are
 //! converted apart. The plan world exists from 0.6 on, with the same shape in
-//! every line that has it; the tool-policy world from 0.7.
+//! every line that has it; the tool-policy world from 0.7, with its guard from
+//! 0.8 (its conversions are in `bindings/tool_policy.rs`).
 
 use super::types as plain;
 
@@ -35,9 +36,9 @@ macro_rules! unchanged_worlds {
     };
 }
 
-/// `hall:rooms@0.7`, the current line: the others as in 0.6, plus the
-/// tool-policy world.
-pub(crate) mod v0_7 {
+/// `hall:rooms@0.8`, the current line: the others as in 0.7, and a
+/// tool-policy room that states its guard.
+pub(crate) mod v0_8 {
     pub(crate) mod checks {
         wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
@@ -51,6 +52,26 @@ pub(crate) mod v0_7 {
 
     pub(crate) mod tool_policy {
         wasmtime::component::bindgen!({ path: "../wit", world: "tool-policy-room" });
+        pub(crate) use exports::hall::rooms::tool_policy as api;
+    }
+}
+
+/// `hall:rooms@0.7`, frozen: the others as in 0.6, plus the tool-policy world
+/// (without a guard: such a room is asked about every call).
+pub(crate) mod v0_7 {
+    pub(crate) mod checks {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.7.0", world: "checks-room" });
+        pub(crate) use exports::hall::rooms::checks as api;
+    }
+    unchanged_worlds!("../wit/frozen/0.7.0");
+
+    pub(crate) mod plan {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.7.0", world: "plan-room" });
+        pub(crate) use exports::hall::rooms::plan as api;
+    }
+
+    pub(crate) mod tool_policy {
+        wasmtime::component::bindgen!({ path: "../wit/frozen/0.7.0", world: "tool-policy-room" });
         pub(crate) use exports::hall::rooms::tool_policy as api;
     }
 }
@@ -154,7 +175,13 @@ failure_from!(
     v0_7::merger,
     v0_7::condense,
     v0_7::plan,
-    v0_7::tool_policy
+    v0_7::tool_policy,
+    v0_8::checks,
+    v0_8::verdict,
+    v0_8::merger,
+    v0_8::condense,
+    v0_8::plan,
+    v0_8::tool_policy
 );
 
 // ---------------------------------------------------------------- checks
@@ -219,6 +246,7 @@ checks_from_0_3!(v0_4);
 checks_from_0_3!(v0_5);
 checks_from_0_3!(v0_6);
 checks_from_0_3!(v0_7);
+checks_from_0_3!(v0_8);
 
 impl From<&plain::ChecksInput> for v0_2::checks::api::ChecksInput {
     fn from(i: &plain::ChecksInput) -> Self {
@@ -393,6 +421,7 @@ unchanged_conversions!(v0_4);
 unchanged_conversions!(v0_5);
 unchanged_conversions!(v0_6);
 unchanged_conversions!(v0_7);
+unchanged_conversions!(v0_8);
 
 /// The merger's plan, read back from any line (`$check_onto` reads what only
 /// 0.5 and on decide: the PRs to merge in ahead for a merge check).
@@ -441,6 +470,7 @@ merger_plan!(v0_4, |_: &merger::api::Decision| Vec::new());
 merger_plan!(v0_5, |d: &merger::api::Decision| d.check_onto.clone());
 merger_plan!(v0_6, |d: &merger::api::Decision| d.check_onto.clone());
 merger_plan!(v0_7, |d: &merger::api::Decision| d.check_onto.clone());
+merger_plan!(v0_8, |d: &merger::api::Decision| d.check_onto.clone());
 
 /// The merger's input as rooms before 0.4 take it: without the merged-result
 /// facts, which such a room never reads (it judges by the older rules).
@@ -724,6 +754,10 @@ mod merger_0_7 {
     merger_input_from_0_5!(v0_7);
 }
 
+mod merger_0_8 {
+    merger_input_from_0_5!(v0_8);
+}
+
 // ---------------------------------------------------------------- plan
 
 /// The plan world's conversions for the line `$line` (0.6 and on: one shape).
@@ -766,93 +800,8 @@ macro_rules! plan_conversions {
 }
 plan_conversions!(v0_6);
 plan_conversions!(v0_7);
+plan_conversions!(v0_8);
 
 // ---------------------------------------------------------------- tool policy
 
-mod tool_policy_0_7 {
-    use super::{plain, v0_7::tool_policy::api as w};
-
-    fn call(c: &plain::ToolCall) -> w::ToolCall {
-        w::ToolCall {
-            tool: c.tool.clone(),
-            key: c.key.clone(),
-            preview: c.preview.clone(),
-            read_only: c.read_only,
-            command: c.command.as_ref().map(|s| w::Command {
-                kind: match s.kind {
-                    plain::CommandKind::ReadOnly => w::CommandKind::ReadOnly,
-                    plain::CommandKind::Test => w::CommandKind::Test,
-                    plain::CommandKind::Build => w::CommandKind::Build,
-                    plain::CommandKind::Mutating => w::CommandKind::Mutating,
-                    plain::CommandKind::Unknown => w::CommandKind::Unknown,
-                },
-                words: s.words.clone(),
-                commits: s.commits,
-                reports_fix: s.reports_fix,
-            }),
-        }
-    }
-
-    impl From<&plain::PolicyInput> for w::PolicyInput {
-        fn from(i: &plain::PolicyInput) -> Self {
-            Self {
-                call: call(&i.call),
-                item: i.item.as_ref().map(|item| w::ItemFacts {
-                    id: item.id.clone(),
-                    state: item.state.clone(),
-                    failing_checks: item
-                        .failing_checks
-                        .iter()
-                        .map(|f| w::FailingCheck {
-                            check: f.check.clone(),
-                            same_output_runs: f.same_output_runs,
-                        })
-                        .collect(),
-                }),
-                window: i
-                    .window
-                    .iter()
-                    .map(|p| w::PastCall {
-                        call: call(&p.call),
-                        outcome: match p.outcome {
-                            plain::CallOutcome::Success => w::Outcome::Success,
-                            plain::CallOutcome::Error => w::Outcome::Error,
-                            plain::CallOutcome::Blocked => w::Outcome::Blocked,
-                        },
-                        output_hash: p.output_hash.clone(),
-                        detector: p.detector.clone(),
-                    })
-                    .collect(),
-                settings: i
-                    .settings
-                    .iter()
-                    .map(|s| w::DetectorSetting {
-                        name: s.name.clone(),
-                        mode: match s.mode {
-                            plain::PolicyMode::Off => w::Mode::Off,
-                            plain::PolicyMode::Observe => w::Mode::Observe,
-                            plain::PolicyMode::Enforce => w::Mode::Enforce,
-                        },
-                        nudge_at: s.nudge_at,
-                        block_at: s.block_at,
-                    })
-                    .collect(),
-            }
-        }
-    }
-
-    impl From<w::PolicyVerdict> for plain::PolicyVerdict {
-        fn from(v: w::PolicyVerdict) -> Self {
-            Self {
-                action: match v.action {
-                    w::Action::Allow => plain::PolicyAction::Allow,
-                    w::Action::Nudge => plain::PolicyAction::Nudge,
-                    w::Action::Ask => plain::PolicyAction::Ask,
-                    w::Action::Deny => plain::PolicyAction::Deny,
-                },
-                detector: v.detector,
-                reason: v.reason,
-            }
-        }
-    }
-}
+mod tool_policy;

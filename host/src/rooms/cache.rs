@@ -101,7 +101,9 @@ fn load_own_artifact_read(engine: &Engine, path: &Path) -> wasmtime::Result<Comp
     unsafe { Component::deserialize(engine, &bytes) }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` to `path` through a temporary file and a rename, in a private
+/// directory: a reader sees the old file or the new one, never part of one.
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| std::io::Error::other("artifact path has no parent"))?;

@@ -177,7 +177,7 @@ fn supported_text() -> Vec<String> {
         .collect()
 }
 
-/// The supported lines that have `world`, such as `0.6` and `0.7` for the plan world.
+/// The supported lines that have `world`, such as `0.6` to `0.8` for the plan world.
 fn supported_text_for(world: World) -> Vec<String> {
     supported_text()
         .into_iter()
@@ -199,7 +199,8 @@ mod tests {
         assert!(supported("0.5.0"));
         assert!(supported("0.6.0"));
         assert!(supported("0.7.0"));
-        assert!(!supported("0.8.0"));
+        assert!(supported("0.8.0"));
+        assert!(!supported("0.9.0"));
         assert!(!supported("1.0.0"));
         assert!(!supported(""));
     }
@@ -221,22 +222,31 @@ mod tests {
         use super::World;
         assert!(World::Plan.runs_at("0.6.0"));
         assert!(World::Plan.runs_at("0.7.0"));
+        assert!(World::Plan.runs_at("0.8.0"));
         assert!(!World::Plan.runs_at("0.5.0"));
-        assert!(!World::Plan.runs_at("0.8.0"));
+        assert!(!World::Plan.runs_at("0.9.0"));
         assert!(World::Merger.runs_at("0.1.0"));
-        assert_eq!(super::supported_text_for(World::Plan), ["0.6", "0.7"]);
-        assert_eq!(super::supported_text_for(World::Merger).len(), 7);
+        assert_eq!(
+            super::supported_text_for(World::Plan),
+            ["0.6", "0.7", "0.8"]
+        );
+        assert_eq!(super::supported_text_for(World::Merger).len(), 8);
     }
 
     #[test]
     fn the_tool_policy_world_runs_from_0_7_only() {
         use super::World;
         assert!(World::ToolPolicy.runs_at("0.7.0"));
+        assert!(World::ToolPolicy.runs_at("0.8.0"));
         assert!(!World::ToolPolicy.runs_at("0.6.0"));
-        assert!(!World::ToolPolicy.runs_at("0.8.0"));
-        assert_eq!(super::supported_text_for(World::ToolPolicy), ["0.7"]);
+        assert!(!World::ToolPolicy.runs_at("0.9.0"));
+        assert_eq!(super::supported_text_for(World::ToolPolicy), ["0.7", "0.8"]);
         assert_eq!(
             World::of_export("tool-policy", "0.7.0"),
+            Some(World::ToolPolicy)
+        );
+        assert_eq!(
+            World::of_export("tool-policy", "0.8.0"),
             Some(World::ToolPolicy)
         );
         assert_eq!("tool-policy".parse::<World>().ok(), Some(World::ToolPolicy));

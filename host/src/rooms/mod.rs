@@ -13,12 +13,14 @@
 //!   [`Rooms::builtin`] loads the rooms embedded in the binary;
 //! - [`Room`]'s typed calls ([`Room::detect_checks`], [`Room::validate_verdict`],
 //!   [`Room::judge_merges`], [`Room::condense`], [`Room::judge_plan`],
-//!   [`Room::decide_tool_policy`]) and
+//!   [`Room::decide_tool_policy`] with [`Room::guard_tool_policy`]) and
 //!   [`Room::run_json`] run each call in a fresh sandbox bounded in time,
 //!   memory, output and answer size, where time and randomness are constants
 //!   (see `sandbox`);
 //! - [`Rooms::check`] reports what a `.wasm` file implements and whether it
-//!   runs.
+//!   runs;
+//! - [`guard`] checks a tool call against the tool-policy room's stated guard
+//!   and keeps that guard beside the compiled rooms, with no engine at all.
 //!
 //! The rest of `hall` sees only the plain types in [`types`] and [`RoomError`];
 //! the generated bindings stay in `bindings.rs`. A room's own refusal (a
@@ -30,6 +32,7 @@ mod builtin;
 mod cache;
 mod check;
 mod error;
+pub mod guard;
 mod sandbox;
 pub mod types;
 mod world;
@@ -51,7 +54,7 @@ pub use error::{FailureKind, RoomError};
 pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
-use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6, v0_7};
+use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6, v0_7, v0_8};
 use sandbox::{Call, Ctx};
 use world::Line;
 pub use world::World;
@@ -61,19 +64,33 @@ pub const PACKAGE: &str = "hall:rooms";
 
 /// The `major.minor` lines of the package this hall can run, oldest first. A
 /// version line is added when a new binding module lands in `bindings.rs`.
-pub const SUPPORTED_VERSIONS: &[(u64, u64)] =
-    &[(0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0, 6), (0, 7)];
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (0, 4),
+    (0, 5),
+    (0, 6),
+    (0, 7),
+    (0, 8),
+];
 
 /// The package version hall's own rooms and the SDK are built against.
-pub const CURRENT_VERSION: &str = "0.7.0";
+pub const CURRENT_VERSION: &str = "0.8.0";
 
 /// The embedded `.wasm` of the built-in room for `world`.
 pub fn builtin_bytes(world: World) -> Option<&'static [u8]> {
     builtin::bytes(world)
 }
 
+/// The sha256 of the built-in room for `world`, known when `hall` was built: its
+/// identity, without touching its bytes or the room runtime.
+pub fn builtin_sha256(world: World) -> Option<&'static str> {
+    builtin::sha256(world)
+}
+
 /// One world's exports, bound at the line the room was built against.
-enum Bound<A, B, C, D, E, F, G> {
+enum Bound<A, B, C, D, E, F, G, H> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
@@ -81,12 +98,21 @@ enum Bound<A, B, C, D, E, F, G> {
     V0_5(E),
     V0_6(F),
     V0_7(G),
+    V0_8(H),
 }
 
 /// A world's exports from 0.6 on (the plan world), bound at the room's line.
-enum Since0_6<F, G> {
+enum Since0_6<F, G, H> {
     V0_6(F),
     V0_7(G),
+    V0_8(H),
+}
+
+/// The tool-policy world's exports (from 0.7), bound at the room's line: a 0.7
+/// room has no guard.
+enum Since0_7<G, H> {
+    V0_7(G),
+    V0_8(H),
 }
 
 /// Calls one export of a room's world in a fresh sandbox (`$room.call`): looks up
@@ -109,6 +135,13 @@ macro_rules! on_line {
         match $bound {
             Since0_6::V0_6($e) => $body,
             Since0_6::V0_7($e) => $body,
+            Since0_6::V0_8($e) => $body,
+        }
+    };
+    (since 0.7: $bound:expr, $e:ident => $body:expr) => {
+        match $bound {
+            Since0_7::V0_7($e) => $body,
+            Since0_7::V0_8($e) => $body,
         }
     };
     ($bound:expr, $e:ident => $body:expr) => {
@@ -120,6 +153,7 @@ macro_rules! on_line {
             Bound::V0_5($e) => $body,
             Bound::V0_6($e) => $body,
             Bound::V0_7($e) => $body,
+            Bound::V0_8($e) => $body,
         }
     };
 }
@@ -445,6 +479,7 @@ enum Exports {
             v0_5::checks::ChecksRoomIndices,
             v0_6::checks::ChecksRoomIndices,
             v0_7::checks::ChecksRoomIndices,
+            v0_8::checks::ChecksRoomIndices,
         >,
     ),
     Verdict(
@@ -456,6 +491,7 @@ enum Exports {
             v0_5::verdict::VerdictRoomIndices,
             v0_6::verdict::VerdictRoomIndices,
             v0_7::verdict::VerdictRoomIndices,
+            v0_8::verdict::VerdictRoomIndices,
         >,
     ),
     Merger(
@@ -467,6 +503,7 @@ enum Exports {
             v0_5::merger::MergerRoomIndices,
             v0_6::merger::MergerRoomIndices,
             v0_7::merger::MergerRoomIndices,
+            v0_8::merger::MergerRoomIndices,
         >,
     ),
     Condense(
@@ -478,12 +515,24 @@ enum Exports {
             v0_5::condense::CondenseRoomIndices,
             v0_6::condense::CondenseRoomIndices,
             v0_7::condense::CondenseRoomIndices,
+            v0_8::condense::CondenseRoomIndices,
         >,
     ),
     /// The plan world starts at 0.6.
-    Plan(Since0_6<v0_6::plan::PlanRoomIndices, v0_7::plan::PlanRoomIndices>),
-    /// The tool-policy world has one line so far.
-    ToolPolicy(v0_7::tool_policy::ToolPolicyRoomIndices),
+    Plan(
+        Since0_6<
+            v0_6::plan::PlanRoomIndices,
+            v0_7::plan::PlanRoomIndices,
+            v0_8::plan::PlanRoomIndices,
+        >,
+    ),
+    /// The tool-policy world starts at 0.7; its guard at 0.8.
+    ToolPolicy(
+        Since0_7<
+            v0_7::tool_policy::ToolPolicyRoomIndices,
+            v0_8::tool_policy::ToolPolicyRoomIndices,
+        >,
+    ),
 }
 
 impl TypedPre {
@@ -491,7 +540,7 @@ impl TypedPre {
     /// their types are checked on instantiation.
     fn new(world: World, line: Line, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
         macro_rules! bind {
-            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty, $f:ty, $g:ty) => {
+            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty, $f:ty, $g:ty, $h:ty) => {
                 Exports::$variant(match line {
                     Line::V0_1 => Bound::V0_1(<$a>::new(&pre)?),
                     Line::V0_2 => Bound::V0_2(<$b>::new(&pre)?),
@@ -500,6 +549,7 @@ impl TypedPre {
                     Line::V0_5 => Bound::V0_5(<$e>::new(&pre)?),
                     Line::V0_6 => Bound::V0_6(<$f>::new(&pre)?),
                     Line::V0_7 => Bound::V0_7(<$g>::new(&pre)?),
+                    Line::V0_8 => Bound::V0_8(<$h>::new(&pre)?),
                 })
             };
         }
@@ -512,7 +562,8 @@ impl TypedPre {
                 v0_4::checks::ChecksRoomIndices,
                 v0_5::checks::ChecksRoomIndices,
                 v0_6::checks::ChecksRoomIndices,
-                v0_7::checks::ChecksRoomIndices
+                v0_7::checks::ChecksRoomIndices,
+                v0_8::checks::ChecksRoomIndices
             ),
             World::Verdict => bind!(
                 Verdict,
@@ -522,7 +573,8 @@ impl TypedPre {
                 v0_4::verdict::VerdictRoomIndices,
                 v0_5::verdict::VerdictRoomIndices,
                 v0_6::verdict::VerdictRoomIndices,
-                v0_7::verdict::VerdictRoomIndices
+                v0_7::verdict::VerdictRoomIndices,
+                v0_8::verdict::VerdictRoomIndices
             ),
             World::Merger => bind!(
                 Merger,
@@ -532,7 +584,8 @@ impl TypedPre {
                 v0_4::merger::MergerRoomIndices,
                 v0_5::merger::MergerRoomIndices,
                 v0_6::merger::MergerRoomIndices,
-                v0_7::merger::MergerRoomIndices
+                v0_7::merger::MergerRoomIndices,
+                v0_8::merger::MergerRoomIndices
             ),
             World::Condense => bind!(
                 Condense,
@@ -542,20 +595,21 @@ impl TypedPre {
                 v0_4::condense::CondenseRoomIndices,
                 v0_5::condense::CondenseRoomIndices,
                 v0_6::condense::CondenseRoomIndices,
-                v0_7::condense::CondenseRoomIndices
+                v0_7::condense::CondenseRoomIndices,
+                v0_8::condense::CondenseRoomIndices
             ),
             World::Plan => Exports::Plan(match line {
                 Line::V0_6 => Since0_6::V0_6(v0_6::plan::PlanRoomIndices::new(&pre)?),
                 Line::V0_7 => Since0_6::V0_7(v0_7::plan::PlanRoomIndices::new(&pre)?),
+                Line::V0_8 => Since0_6::V0_8(v0_8::plan::PlanRoomIndices::new(&pre)?),
                 // `served_version` never answers with a line that lacks the world.
                 _ => wasmtime::bail!("the plan world starts at hall:rooms@0.6.0"),
             }),
-            World::ToolPolicy => match line {
-                Line::V0_7 => {
-                    Exports::ToolPolicy(v0_7::tool_policy::ToolPolicyRoomIndices::new(&pre)?)
-                }
+            World::ToolPolicy => Exports::ToolPolicy(match line {
+                Line::V0_7 => Since0_7::V0_7(v0_7::tool_policy::ToolPolicyRoomIndices::new(&pre)?),
+                Line::V0_8 => Since0_7::V0_8(v0_8::tool_policy::ToolPolicyRoomIndices::new(&pre)?),
                 _ => wasmtime::bail!("the tool-policy world starts at hall:rooms@0.7.0"),
-            },
+            }),
         };
         Ok(Self { pre, exports })
     }
@@ -571,7 +625,7 @@ impl Exports {
             Self::Merger(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Condense(b) => on_line!(b, e => e.load(store, instance).map(drop)),
             Self::Plan(b) => on_line!(since 0.6: b, e => e.load(store, instance).map(drop)),
-            Self::ToolPolicy(e) => e.load(store, instance).map(drop),
+            Self::ToolPolicy(b) => on_line!(since 0.7: b, e => e.load(store, instance).map(drop)),
         }
     }
 }
@@ -629,6 +683,7 @@ impl Room {
             Bound::V0_5(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_6(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
             Bound::V0_7(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
+            Bound::V0_8(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
         }
     }
 
@@ -683,21 +738,44 @@ impl Room {
         &self,
         input: &types::PolicyInput,
     ) -> Result<Outcome<types::PolicyVerdict>, RoomError> {
-        let Exports::ToolPolicy(exports) = &self.pre.exports else {
+        let Exports::ToolPolicy(bound) = &self.pre.exports else {
             return Err(self.wrong_world(World::ToolPolicy));
         };
-        invoke!(
-            self,
-            exports,
-            hall_rooms_tool_policy.call_decide(&input.into())
-        )
+        on_line!(since 0.7: bound, e => invoke!(self, e, hall_rooms_tool_policy.call_decide(&input.into())))
+    }
+
+    /// The conditions under which the tool-policy room may answer anything but
+    /// `allow`, for these detector settings (its guard). A room from the 0.7 line
+    /// states none, which reads as `[always]`: it is asked about every call.
+    pub fn guard_tool_policy(
+        &self,
+        settings: &[types::DetectorSetting],
+    ) -> Result<Outcome<Vec<types::PolicyTrigger>>, RoomError> {
+        let Exports::ToolPolicy(bound) = &self.pre.exports else {
+            return Err(self.wrong_world(World::ToolPolicy));
+        };
+        match bound {
+            Since0_7::V0_7(_) => Ok(Ok(vec![types::PolicyTrigger::Always])),
+            Since0_7::V0_8(e) => {
+                let settings: Vec<_> = settings.iter().map(Into::into).collect();
+                self.call(
+                    |store, instance| e.load(store, instance),
+                    |store, room| room.hall_rooms_tool_policy().call_guard(store, &settings),
+                    |r| {
+                        r.map(|triggers| triggers.into_iter().map(Into::into).collect())
+                            .map_err(Into::into)
+                    },
+                )
+            }
+        }
     }
 
     /// Evaluates the room on JSON input and returns JSON output: the author's
     /// test loop behind `hall rooms run`.
     ///
     /// The input is the world's input type as JSON (for the verdict world, the
-    /// verdict itself, or a JSON string holding its text). The output is
+    /// verdict itself, or a JSON string holding its text; for the tool-policy
+    /// world, `{"guard": [settings…]}` asks for the room's guard). The output is
     /// `{"ok": <answer>}` or `{"failure": {"message", "problems"}}`.
     pub fn run_json(&self, input: serde_json::Value) -> Result<serde_json::Value, RoomError> {
         fn wrap<T: Serialize>(outcome: Outcome<T>) -> Result<serde_json::Value, RoomError> {
@@ -724,9 +802,18 @@ impl Room {
             World::Plan => {
                 wrap(self.judge_plan(&serde_json::from_value(input).map_err(parse_error)?)?)
             }
-            World::ToolPolicy => {
-                wrap(self.decide_tool_policy(&serde_json::from_value(input).map_err(parse_error)?)?)
-            }
+            World::ToolPolicy => match guard_settings(&input) {
+                // `{"guard": [settings…]}` asks for the room's guard instead.
+                Some(settings) => wrap(
+                    self.guard_tool_policy(
+                        &serde_json::from_value::<Vec<types::DetectorSetting>>(settings.clone())
+                            .map_err(parse_error)?,
+                    )?,
+                ),
+                None => wrap(
+                    self.decide_tool_policy(&serde_json::from_value(input).map_err(parse_error)?)?,
+                ),
+            },
             World::Verdict => {
                 let text = match input {
                     serde_json::Value::String(text) => text,
@@ -806,6 +893,15 @@ impl Room {
             ),
         }
     }
+}
+
+/// The settings of a `hall rooms run tool-policy` input that asks for the guard:
+/// an object whose one key is `guard`.
+fn guard_settings(input: &serde_json::Value) -> Option<&serde_json::Value> {
+    input
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.get("guard"))
 }
 
 /// Lowercase hex sha256 of `bytes`: the identity of a component.

@@ -8,8 +8,8 @@
 //! which is how the benchmark runs the same merger logic natively. The
 //! exceptions are names that would not say of what outside their interface: the
 //! plan world's `part` is [`PlanPart`] here, and the tool-policy world's
-//! `command`, `outcome`, `action` and `mode` are [`ShellCommand`],
-//! [`CallOutcome`], [`PolicyAction`] and [`PolicyMode`].
+//! `command`, `outcome`, `action`, `mode` and `trigger` are [`ShellCommand`],
+//! [`CallOutcome`], [`PolicyAction`], [`PolicyMode`] and [`PolicyTrigger`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -799,4 +799,35 @@ pub struct PolicyVerdict {
     /// For the agent: what it keeps doing and what to do instead; empty for `allow`.
     #[serde(default)]
     pub reason: String,
+}
+
+/// How often a call's key must recur in the window for a [`PolicyTrigger::Recurs`]
+/// to hold, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Recurrence {
+    /// The least number of past calls with the call's key.
+    pub times: u32,
+    /// Above 0: only the window's last `last` calls that are not read-only count;
+    /// 0: every call in the window does.
+    #[serde(default)]
+    pub last: u32,
+    /// A read-only call never matches.
+    #[serde(default)]
+    pub reads_exempt: bool,
+}
+
+/// A condition under which the tool-policy room may answer something other than
+/// `allow`: one item of the guard it states for given settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyTrigger {
+    /// Any call: the room is asked every time.
+    Always,
+    /// The call's key recurs in the window.
+    Recurs(Recurrence),
+    /// The window ends with at least this many failed calls.
+    ErrorStreak(u32),
+    /// The call commits or reports a fix.
+    ClaimsFix,
 }

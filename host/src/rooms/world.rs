@@ -24,8 +24,10 @@ pub(crate) enum Line {
     V0_5,
     /// `0.6.x`, frozen in `wit/frozen/0.6.0/`; the plan world starts here.
     V0_6,
-    /// `0.7.x`, the current `wit/`; the tool-policy world starts here.
+    /// `0.7.x`, frozen in `wit/frozen/0.7.0/`; the tool-policy world starts here.
     V0_7,
+    /// `0.8.x`, the current `wit/`; a tool-policy room states its guard.
+    V0_8,
 }
 
 impl Line {
@@ -40,6 +42,7 @@ impl Line {
             (Some(0), Some(5)) => Some(Line::V0_5),
             (Some(0), Some(6)) => Some(Line::V0_6),
             (Some(0), Some(7)) => Some(Line::V0_7),
+            (Some(0), Some(8)) => Some(Line::V0_8),
             _ => None,
         }
     }

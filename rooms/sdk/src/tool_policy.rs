@@ -1,5 +1,6 @@
 //! The tool-policy world: is the agent going in circles? Asked before every
-//! tool call, with the call, the item and a window of recent calls.
+//! tool call, with the call, the item and a window of recent calls; and once per
+//! set of settings for its guard, the conditions under which it may object.
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -11,7 +12,7 @@ wit_bindgen::generate!({
 
 pub use self::exports::hall::rooms::tool_policy::{
     Action, Command, CommandKind, DetectorSetting, FailingCheck, Failure, Guest as ToolPolicyRoom,
-    ItemFacts, Mode, Outcome, PastCall, PolicyInput, PolicyVerdict, ToolCall,
+    ItemFacts, Mode, Outcome, PastCall, PolicyInput, PolicyVerdict, Recurrence, ToolCall, Trigger,
 };
 
 /// The names the built-in rules read: `rules/tool_policy.rs` names its types
@@ -24,4 +25,4 @@ mod model {
 #[path = "rules/tool_policy.rs"]
 mod rules;
 
-pub use rules::{DEFAULTS, decide as standard_decide};
+pub use rules::{DEFAULTS, decide as standard_decide, guard as standard_guard};

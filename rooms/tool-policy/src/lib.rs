@@ -1,7 +1,9 @@
-//! Hallmark's built-in tool-policy room: the SDK's standard detectors, exported.
+//! Hallmark's built-in tool-policy room: the SDK's standard detectors and their
+//! guard, exported.
 
 use hall_room_sdk::tool_policy::{
-    Failure, PolicyInput, PolicyVerdict, ToolPolicyRoom, standard_decide,
+    DetectorSetting, Failure, PolicyInput, PolicyVerdict, ToolPolicyRoom, Trigger, standard_decide,
+    standard_guard,
 };
 
 struct Builtin;
@@ -9,6 +11,10 @@ struct Builtin;
 impl ToolPolicyRoom for Builtin {
     fn decide(input: PolicyInput) -> Result<PolicyVerdict, Failure> {
         Ok(standard_decide(&input))
+    }
+
+    fn guard(settings: Vec<DetectorSetting>) -> Result<Vec<Trigger>, Failure> {
+        Ok(standard_guard(&settings))
     }
 }
 

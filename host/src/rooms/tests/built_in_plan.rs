@@ -194,7 +194,7 @@ fn plan_room_runs_from_json_and_only_as_the_plan_world() {
         )
         .expect_err("not a merger");
     assert!(
-        err.message().contains("hall:rooms/plan@0.7.0"),
+        err.message().contains("hall:rooms/plan@0.8.0"),
         "{}",
         err.message()
     );

@@ -8,27 +8,28 @@ use super::*;
 mod model {
     pub use crate::rooms::types::{
         CallOutcome as Outcome, CommandKind, DetectorSetting, FailingCheck, ItemFacts, PastCall,
-        PolicyAction as Action, PolicyInput, PolicyMode as Mode, PolicyVerdict,
-        ShellCommand as Command, ToolCall,
+        PolicyAction as Action, PolicyInput, PolicyMode as Mode, PolicyTrigger as Trigger,
+        PolicyVerdict, Recurrence, ShellCommand as Command, ToolCall,
     };
 }
 
 /// The rules the built-in room is built from, compiled natively, with their
 /// table of twins.
 #[path = "../../../../rooms/sdk/src/rules/tool_policy.rs"]
-mod rules;
+pub(super) mod rules;
 
 use rules::tests::{bash, edit, failed, input, ok, past, runs, setting};
 
-const STRICT_TOOL_POLICY: &[u8] = include_bytes!(env!("HALL_FIXTURE_STRICT_TOOL_POLICY_WASM"));
+pub(super) const STRICT_TOOL_POLICY: &[u8] =
+    include_bytes!(env!("HALL_FIXTURE_STRICT_TOOL_POLICY_WASM"));
 
-fn builtin_room() -> Room {
+pub(super) fn builtin_room() -> Room {
     rooms()
         .builtin(World::ToolPolicy)
         .expect("built-in tool-policy room")
 }
 
-fn strict_room() -> Room {
+pub(super) fn strict_room() -> Room {
     rooms()
         .load(
             World::ToolPolicy,
@@ -186,7 +187,7 @@ fn tool_policy_room_speaks_json_and_only_its_world() {
     let report = rooms().check(builtin::bytes(World::ToolPolicy).expect("tool-policy bytes"));
     assert_eq!(report.runnable, [World::ToolPolicy], "{report:?}");
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/tool-policy@0.7.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/tool-policy@0.8.0");
     assert!(report.problems.is_empty(), "{:?}", report.problems);
 
     let err = rooms()
@@ -205,7 +206,7 @@ fn tool_policy_room_speaks_json_and_only_its_world() {
         )
         .expect_err("not a merger");
     assert!(
-        err.message().contains("hall:rooms/tool-policy@0.7.0"),
+        err.message().contains("hall:rooms/tool-policy@0.8.0"),
         "{}",
         err.message()
     );

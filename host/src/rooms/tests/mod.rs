@@ -14,6 +14,7 @@ mod built_in_merger;
 mod built_in_plan;
 mod built_in_tool_policy;
 mod built_in_verdict;
+mod tool_policy_guard;
 
 const LOOPING: &[u8] = include_bytes!(env!("HALL_FIXTURE_LOOPING_WASM"));
 const HUNGRY: &[u8] = include_bytes!(env!("HALL_FIXTURE_HUNGRY_WASM"));
@@ -32,6 +33,7 @@ const FROZEN_0_3: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_3_WASM"));
 const FROZEN_0_4: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_4_WASM"));
 const FROZEN_0_5: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_5_WASM"));
 const FROZEN_0_6: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_6_WASM"));
+const FROZEN_0_7: &[u8] = include_bytes!(env!("HALL_FIXTURE_FROZEN_0_7_WASM"));
 
 /// One runtime for the whole test binary, with a cache in a temp directory, so
 /// each component is compiled once.
@@ -396,7 +398,7 @@ fn a_room_for_another_world_is_refused() {
     let message = err.message();
     assert!(
         message.contains(
-            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.7.0, not the merger world"
+            "room repo:rooms/merger.wasm implements hall:rooms/checks@0.8.0, not the merger world"
         ),
         "{message}"
     );
@@ -412,11 +414,11 @@ fn an_unsupported_version_is_explained() {
                 path: "future.wasm".into(),
             },
         )
-        .expect_err("version 0.8 is not supported");
+        .expect_err("version 0.9 is not supported");
     assert_eq!(err.code(), "ROOM_INCOMPATIBLE");
     assert_eq!(
         err.message(),
-        "room future.wasm exports hall:rooms/merger@0.8.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7"
+        "room future.wasm exports hall:rooms/merger@0.9.0; this hall supports hall:rooms/merger 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8"
     );
 }
 
@@ -564,7 +566,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.component);
     assert_eq!(report.runnable, vec![World::Merger]);
     assert_eq!(report.implements.len(), 1);
-    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.7.0");
+    assert_eq!(report.implements[0].export, "hall:rooms/merger@0.8.0");
     assert!(
         report.imports.iter().all(|i| i.starts_with("wasi:")),
         "{:?}",
@@ -576,7 +578,7 @@ fn check_reports_worlds_imports_and_runnability() {
     assert!(report.runnable.is_empty());
     assert!(!report.implements[0].supported);
     assert!(
-        report.problems[0].contains("merger@0.8.0"),
+        report.problems[0].contains("merger@0.9.0"),
         "{:?}",
         report.problems
     );
@@ -1086,6 +1088,91 @@ fn a_plan_room_built_against_the_frozen_0_6_line_still_judges() {
     assert_eq!(out["ok"]["reasons"][0], "frozen_0_6", "{out}");
     assert_eq!(World::of_export("plan", "0.7.0"), Some(World::Plan));
     assert_eq!(World::of_export("merger", "0.7.0"), Some(World::Merger));
+}
+
+/// A tool-policy room built against the frozen `hall:rooms@0.7.0`, the world's first
+/// line, still decides through the 0.7 bindings, whole input in and verdict out; it
+/// states no guard, which reads as `[always]`: it is asked about every call.
+#[test]
+fn a_tool_policy_room_built_against_the_frozen_0_7_line_still_decides_and_is_always_asked() {
+    let report = rooms().check(FROZEN_0_7);
+    let exports: Vec<&str> = report
+        .implements
+        .iter()
+        .map(|i| i.export.as_str())
+        .collect();
+    assert_eq!(exports, ["hall:rooms/tool-policy@0.7.0"], "{report:?}");
+    assert_eq!(report.runnable, [World::ToolPolicy], "{report:?}");
+    let room = rooms()
+        .load(
+            World::ToolPolicy,
+            FROZEN_0_7,
+            RoomSource::File {
+                path: "frozen-0-7.wasm".into(),
+            },
+        )
+        .expect("0.7 tool-policy room loads");
+    assert_eq!(room.info().version, "0.7.0");
+    let call = |line: &str| ToolCall {
+        tool: "Bash".into(),
+        key: line.into(),
+        preview: line.into(),
+        read_only: false,
+        command: Some(ShellCommand {
+            kind: CommandKind::Mutating,
+            words: vec!["git add".into(), "git commit".into()],
+            commits: true,
+            reports_fix: false,
+        }),
+    };
+    let past = PastCall {
+        call: call("make"),
+        outcome: CallOutcome::Error,
+        output_hash: "h".into(),
+        detector: String::new(),
+    };
+    let input = PolicyInput {
+        call: call("git add . && git commit"),
+        item: Some(ItemFacts {
+            id: "H-0007".into(),
+            state: "development".into(),
+            failing_checks: Vec::new(),
+        }),
+        window: vec![past.clone(), past],
+        settings: vec![DetectorSetting {
+            name: "repetition".into(),
+            mode: PolicyMode::Observe,
+            nudge_at: 3,
+            block_at: 5,
+        }],
+    };
+    let got = room
+        .decide_tool_policy(&input)
+        .expect("call")
+        .expect("answer");
+    assert_eq!(
+        got,
+        PolicyVerdict {
+            action: PolicyAction::Nudge,
+            detector: "frozen-0-7".into(),
+            reason: "frozen_0_7 tool=Bash words=git add+git commit window=2 item=H-0007 settings=1"
+                .into(),
+        }
+    );
+    let guard = room
+        .guard_tool_policy(&input.settings)
+        .expect("call")
+        .expect("answer");
+    assert_eq!(guard, [PolicyTrigger::Always]);
+    // Through run_json too, as `hall rooms run` would call it.
+    let out = room
+        .run_json(serde_json::to_value(&input).expect("json"))
+        .expect("runs");
+    assert_eq!(out["ok"]["detector"], "frozen-0-7", "{out}");
+    assert_eq!(
+        World::of_export("tool-policy", "0.8.0"),
+        Some(World::ToolPolicy)
+    );
 }
 
 // ---------------------------------------------------------------- run_json

@@ -18,6 +18,11 @@
 //! not run; one missing from the settings runs with the defaults above.
 //! Thresholds are made safe before use: `nudge-at` at least 2 (1 would nudge on
 //! every call) and `block-at` at least `nudge-at`.
+//!
+//! [`guard`] states, for given settings, what each running detector needs before
+//! it can fire; `hall` checks those conditions itself and skips the room for a
+//! call that meets none. Each detector's guard sits beside it, and must stay at
+//! least as wide as the detector: a guard narrower than its detector silences it.
 
 use std::collections::BTreeMap;
 
@@ -41,6 +46,18 @@ type Detector = fn(&PolicyInput, Thresholds) -> Option<(Action, String)>;
 
 /// The detectors, one per entry of [`DEFAULTS`], in the same order.
 const DETECTORS: [Detector; 4] = [repetition, oscillation, error_streak, same_failure];
+
+/// Each detector's guard for its thresholds: a condition every input it fires
+/// on meets. One per entry of [`DEFAULTS`], in the same order.
+const GUARDS: [fn(Thresholds) -> Trigger; 4] = [
+    repetition_guard,
+    oscillation_guard,
+    error_streak_guard,
+    same_failure_guard,
+];
+
+/// The longest cycle oscillation looks for, in calls.
+const LONGEST_CYCLE: usize = 4;
 
 /// A detector's thresholds, made safe.
 #[derive(Clone, Copy)]
@@ -74,7 +91,7 @@ impl Thresholds {
 pub fn decide(input: &PolicyInput) -> PolicyVerdict {
     let mut best: Option<(Action, &str, String)> = None;
     for ((name, nudge_at, block_at), detector) in DEFAULTS.into_iter().zip(DETECTORS) {
-        let Some(thresholds) = thresholds(input, name, nudge_at, block_at) else {
+        let Some(thresholds) = thresholds(&input.settings, name, nudge_at, block_at) else {
             continue;
         };
         let Some((action, reason)) = detector(input, thresholds) else {
@@ -102,6 +119,19 @@ pub fn decide(input: &PolicyInput) -> PolicyVerdict {
     }
 }
 
+/// The conditions under which [`decide`], given these settings, may answer
+/// anything but `allow`: one trigger per detector that runs. A detector that is
+/// `off` adds none, so with every detector off the guard is empty.
+pub fn guard(settings: &[DetectorSetting]) -> Vec<Trigger> {
+    DEFAULTS
+        .into_iter()
+        .zip(GUARDS)
+        .filter_map(|((name, nudge_at, block_at), guard)| {
+            thresholds(settings, name, nudge_at, block_at).map(guard)
+        })
+        .collect()
+}
+
 /// How strong an action is: deny over ask over nudge over allow.
 fn rank(action: Action) -> u8 {
     match action {
@@ -114,8 +144,13 @@ fn rank(action: Action) -> u8 {
 
 /// The detector's thresholds from the settings (the first entry with its name),
 /// or the defaults when it has none; `None` when its mode is `off`.
-fn thresholds(input: &PolicyInput, name: &str, nudge_at: u32, block_at: u32) -> Option<Thresholds> {
-    match input.settings.iter().find(|s| s.name == name) {
+fn thresholds(
+    settings: &[DetectorSetting],
+    name: &str,
+    nudge_at: u32,
+    block_at: u32,
+) -> Option<Thresholds> {
+    match settings.iter().find(|s| s.name == name) {
         Some(setting) if matches!(setting.mode, Mode::Off) => None,
         Some(setting) => Some(Thresholds::safe(setting.nudge_at, setting.block_at)),
         None => Some(Thresholds::safe(nudge_at, block_at)),
@@ -204,6 +239,17 @@ fn repetition(input: &PolicyInput, t: Thresholds) -> Option<(Action, String)> {
     ))
 }
 
+/// Repetition counts every earlier call in the window with the call's key (any
+/// outcome, read-only or not) plus the call itself, and nudges at the least; it
+/// leaves read-only calls alone.
+fn repetition_guard(t: Thresholds) -> Trigger {
+    Trigger::Recurs(Recurrence {
+        times: t.nudge_at - 1,
+        last: 0,
+        reads_exempt: true,
+    })
+}
+
 /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `22nd`…
 fn ordinal(n: u32) -> String {
     let suffix = match (n % 10, n % 100) {
@@ -231,7 +277,7 @@ fn oscillation(input: &PolicyInput, t: Thresholds) -> Option<(Action, String)> {
         .filter(|c| !c.read_only)
         .chain(std::iter::once(call))
         .collect();
-    let (period, laps) = (2..=4usize).find_map(|p| laps(&calls, p).map(|laps| (p, laps)))?;
+    let (period, laps) = (2..=LONGEST_CYCLE).find_map(|p| laps(&calls, p).map(|laps| (p, laps)))?;
     let action = t.action(count(laps))?;
     let cycle: Vec<String> = calls[calls.len() - period..]
         .iter()
@@ -245,6 +291,18 @@ fn oscillation(input: &PolicyInput, t: Thresholds) -> Option<(Action, String)> {
             cycle.join(" ↔ ")
         ),
     ))
+}
+
+/// Two laps of a cycle of `p` calls end with the call itself equal to the call
+/// `p` before it, and `laps` only ever compares calls that are not read-only: the
+/// call's key is among the window's last [`LONGEST_CYCLE`] such calls. A
+/// read-only call is no part of a cycle.
+fn oscillation_guard(_: Thresholds) -> Trigger {
+    Trigger::Recurs(Recurrence {
+        times: 1,
+        last: count(LONGEST_CYCLE),
+        reads_exempt: true,
+    })
 }
 
 /// The full laps of a cycle of `p` calls at the end of `calls`, when it has at
@@ -296,6 +354,11 @@ fn error_streak(input: &PolicyInput, t: Thresholds) -> Option<(Action, String)> 
     ))
 }
 
+/// The streak is the window's last calls that failed, and it nudges at the least.
+fn error_streak_guard(t: Thresholds) -> Trigger {
+    Trigger::ErrorStreak(t.nudge_at)
+}
+
 // ---------------------------------------------------------------- same failure
 
 fn same_failure(input: &PolicyInput, t: Thresholds) -> Option<(Action, String)> {
@@ -325,6 +388,11 @@ fn same_failure(input: &PolicyInput, t: Thresholds) -> Option<(Action, String)> 
     ))
 }
 
+/// Same failure only looks at a call that commits or reports a fix.
+fn same_failure_guard(_: Thresholds) -> Trigger {
+    Trigger::ClaimsFix
+}
+
 // ---------------------------------------------------------------- reason
 
 /// The reason on one line, at most [`MAX_REASON`] bytes: previews may hold
@@ -346,7 +414,7 @@ fn clean(reason: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::super::model::*;
-    use super::{DEFAULTS, decide};
+    use super::{DEFAULTS, decide, guard};
 
     /// A call that changes something (an edit), with `key` as its identity.
     pub(crate) fn edit(key: &str) -> ToolCall {
@@ -1131,6 +1199,48 @@ pub(crate) mod tests {
         });
         let got = decide(&odd);
         assert_eq!(got.action, Action::Nudge, "{}", got.reason);
+    }
+
+    #[test]
+    fn the_guard_has_one_trigger_per_detector_that_runs() {
+        let recurs = |times, last| {
+            Trigger::Recurs(Recurrence {
+                times,
+                last,
+                reads_exempt: true,
+            })
+        };
+        // Compared as shown: the WIT's generated variants have no `PartialEq`.
+        let shown = |triggers: &[Trigger]| format!("{triggers:?}");
+        // No settings: every detector at its defaults.
+        assert_eq!(
+            shown(&guard(&[])),
+            shown(&[
+                recurs(2, 0),
+                recurs(1, 4),
+                Trigger::ErrorStreak(4),
+                Trigger::ClaimsFix
+            ])
+        );
+        // Thresholds made safe first; an unknown detector adds nothing; the first
+        // entry of a name counts.
+        let settings = [
+            setting("repetition", Mode::Enforce, 0, 0),
+            setting("error-streak", Mode::Observe, 7, 9),
+            setting("error-streak", Mode::Off, 7, 9),
+            setting("oscillation", Mode::Off, 2, 3),
+            setting("loops", Mode::Enforce, 2, 3),
+        ];
+        assert_eq!(
+            shown(&guard(&settings)),
+            shown(&[recurs(1, 0), Trigger::ErrorStreak(7), Trigger::ClaimsFix])
+        );
+        // Every detector off: the room never objects.
+        let off: Vec<DetectorSetting> = DEFAULTS
+            .iter()
+            .map(|(n, a, b)| setting(n, Mode::Off, *a, *b))
+            .collect();
+        assert!(guard(&off).is_empty());
     }
 
     #[test]
