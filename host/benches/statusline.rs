@@ -68,13 +68,7 @@ fn main() {
         })
         .expect("item");
     // `hall reindex` builds the index, and like every command leaves the board current.
-    let out = Command::new(hall)
-        .arg("reindex")
-        .current_dir(&repo)
-        .env("HALL_CONFIG_DIR", &config)
-        .output()
-        .expect("reindex");
-    assert!(out.status.success(), "reindex: {out:?}");
+    common::reindex(hall, &repo, &config);
     assert!(
         journal.root().join("state/statusline.json").is_file(),
         "the board is written after a command"

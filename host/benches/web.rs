@@ -143,13 +143,7 @@ fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
     let (_dir, root, config) = common::scratch();
     let (_, repo) = generate_committed(&root, ITEMS, EVENTS_PER_ITEM);
-    let out = Command::new(hall)
-        .arg("reindex")
-        .current_dir(&repo)
-        .env("HALL_CONFIG_DIR", &config)
-        .output()
-        .expect("reindex");
-    assert!(out.status.success(), "reindex: {out:?}");
+    common::reindex(hall, &repo, &config);
     let empty_root = root.join("empty");
     std::fs::create_dir_all(&empty_root).expect("mkdir");
     let (_, empty) = generate_committed(&empty_root, 0, 0);

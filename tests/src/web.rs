@@ -88,6 +88,17 @@ impl Server {
         (cookie, csrf)
     }
 
+    /// [`Server::login`], as the headers a page's change sends: the cookie, this origin
+    /// and the CSRF token.
+    pub fn page_headers(&self) -> PageHeaders {
+        let (cookie, csrf) = self.login();
+        PageHeaders {
+            cookie,
+            origin: self.origin(),
+            csrf,
+        }
+    }
+
     /// A GET with this server's Host and the extra headers.
     pub fn get(&self, path: &str, headers: &[(&str, &str)]) -> Response {
         let host = self.host();
@@ -115,6 +126,24 @@ impl Server {
             .filter(|l| l.starts_with("hall web: refused"))
             .map(str::to_string)
             .collect()
+    }
+}
+
+/// What a logged-in page sends with a change.
+pub struct PageHeaders {
+    pub cookie: String,
+    pub origin: String,
+    pub csrf: String,
+}
+
+impl PageHeaders {
+    /// The three headers, to pass to [`Server::post`].
+    pub fn all(&self) -> [(&str, &str); 3] {
+        [
+            ("Cookie", self.cookie.as_str()),
+            ("Origin", self.origin.as_str()),
+            ("X-Hall-CSRF", self.csrf.as_str()),
+        ]
     }
 }
 

@@ -106,16 +106,8 @@ impl Drop for Tmux {
 #[test]
 fn the_app_walks_the_board_an_item_a_live_trace_and_answers_from_the_inbox() {
     // H-0001 waits for its checks and review; the stand-in model's review streams three
-    // tool calls two seconds apart before it approves.
-    let read = |f: &str| json!({"tool": "Read", "input": {"file_path": f}});
-    let l = common::Loop::ready(
-        common::CONFIG,
-        json!({"review": [{
-            "stream": [read("lib.txt"), read("check.sh"), read("README.md")],
-            "every": 2.0,
-            "verdict": common::approve()["verdict"],
-        }]}),
-    );
+    // reads two seconds apart before it approves.
+    let l = common::streaming_review();
     let sb = &l.sb;
     let repo = sb.repo.clone();
     sb.hall(&repo, &["new", "--title", "Round invoices"]).ok();

@@ -234,13 +234,9 @@ fn an_action_is_the_cli_command_recorded_as_you_via_web() {
     sb.hall(&wt, &["ask", "which parser?", "--options", "pest,nom"])
         .ok();
     let web = Server::start(&sb, &sb.repo, &[]);
-    let (cookie, csrf) = web.login();
-    let origin = web.origin();
-    let ok = [
-        ("Cookie", cookie.as_str()),
-        ("Origin", origin.as_str()),
-        ("X-Hall-CSRF", csrf.as_str()),
-    ];
+    let page = web.page_headers();
+    let cookie = page.cookie.clone();
+    let ok = page.all();
 
     let board = web.get("/api/board", &[("Cookie", &cookie)]).json();
     assert_eq!(board["items"][0]["id"], id);
@@ -464,13 +460,9 @@ fn a_newer_binary_restarts_the_server_on_its_port_keeping_the_session() {
     let hall = sb.root.join("hall-copy");
     std::fs::copy(hallmark_tests::sandbox::hall_bin(), &hall).unwrap();
     let web = Server::start_with(&sb, &sb.repo, &hall, &[]);
-    let (cookie, csrf) = web.login();
-    let origin = web.origin();
-    let ok = [
-        ("Cookie", cookie.as_str()),
-        ("Origin", origin.as_str()),
-        ("X-Hall-CSRF", csrf.as_str()),
-    ];
+    let page = web.page_headers();
+    let cookie = page.cookie.clone();
+    let ok = page.all();
     let first = web.get("/api/session", &[("Cookie", &cookie)]).json();
     assert_eq!(first["newer_binary"], false);
     let not_yet = web.post("/api/restart", &ok, "{}").json();

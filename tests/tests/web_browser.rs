@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use hallmark_tests::web::Server;
-use serde_json::json;
 
 mod common;
 
@@ -57,15 +56,7 @@ fn the_pages_in_chromium() {
     };
     // H-0001 waits for its checks and review; the stand-in model's review streams three
     // reads two seconds apart before it approves.
-    let read = |f: &str| json!({"tool": "Read", "input": {"file_path": f}});
-    let l = common::Loop::ready(
-        common::CONFIG,
-        json!({"review": [{
-            "stream": [read("lib.txt"), read("check.sh"), read("README.md")],
-            "every": 2.0,
-            "verdict": common::approve()["verdict"],
-        }]}),
-    );
+    let l = common::streaming_review();
     let sb = &l.sb;
     let title = "<img src=x onerror=\"window.__pwned=1\"><script>window.__pwned=2</script> parser";
     let made = sb.hall(&sb.repo, &["new", title, "--no-split"]).ok();

@@ -190,6 +190,18 @@ pub fn bench_worktree(root: &Path, repo: &Path) -> PathBuf {
     wt
 }
 
+/// `hall reindex` in `repo` with `config` as the user config directory; panics unless
+/// it succeeds.
+pub fn reindex(hall: &str, repo: &Path, config: &Path) {
+    let out = Command::new(hall)
+        .arg("reindex")
+        .current_dir(repo)
+        .env("HALL_CONFIG_DIR", config)
+        .output()
+        .expect("reindex");
+    assert!(out.status.success(), "reindex: {out:?}");
+}
+
 pub fn time(mut f: impl FnMut()) -> Duration {
     let t = Instant::now();
     f();

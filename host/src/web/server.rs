@@ -88,6 +88,19 @@ fn binary_stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
 }
 
 impl App {
+    /// The CSRF token of a session caller; a script's token has none (it rides on no
+    /// cookie a page could send).
+    fn csrf_of(&self, caller: &Caller) -> Option<String> {
+        match caller {
+            Caller::Session(id) => self
+                .sessions
+                .lock()
+                .ok()
+                .and_then(|s| s.get(id).map(|s| s.csrf.clone())),
+            Caller::Token(_) => None,
+        }
+    }
+
     /// Whether the binary on disk is not the one this server started from.
     fn newer_binary(&self) -> bool {
         self.binary_path
@@ -155,14 +168,7 @@ async fn guard_layer(State(app): State<Arc<App>>, mut req: Request, next: Next) 
         }
         let caller = who(&app, headers)?;
         if method != Method::GET && method != Method::HEAD {
-            let csrf = match &caller {
-                Caller::Session(id) => app
-                    .sessions
-                    .lock()
-                    .ok()
-                    .and_then(|s| s.get(id).map(|s| s.csrf.clone())),
-                Caller::Token(_) => None,
-            };
+            let csrf = app.csrf_of(&caller);
             let seen = Seen {
                 origin: text("origin"),
                 fetch_site: text("sec-fetch-site"),
@@ -316,14 +322,7 @@ async fn launch(
 
 /// The page's start: its CSRF token, the repository, and whether a newer binary waits.
 async fn session(State(app): State<Arc<App>>, caller: axum::Extension<Caller>) -> Response {
-    let csrf = match &caller.0 {
-        Caller::Session(id) => app
-            .sessions
-            .lock()
-            .ok()
-            .and_then(|s| s.get(id).map(|s| s.csrf.clone())),
-        Caller::Token(_) => None,
-    };
+    let csrf = app.csrf_of(&caller.0);
     let repo = app.ctx.hall().map(|h| h.repo.name()).unwrap_or_default();
     let newer = app.newer_binary();
     axum::Json(json!({

@@ -203,6 +203,20 @@ fn is_librarian(call: &Value) -> bool {
         .is_some_and(|args| args.iter().any(|a| a == "hallmark:librarian"))
 }
 
+/// [`CONFIG`]'s loop with its item ready for review, whose stand-in review streams three
+/// reads two seconds apart before it approves: a run to follow live.
+pub fn streaming_review() -> Loop {
+    let read = |f: &str| json!({"tool": "Read", "input": {"file_path": f}});
+    Loop::ready(
+        CONFIG,
+        json!({"review": [{
+            "stream": [read("lib.txt"), read("check.sh"), read("README.md")],
+            "every": 2.0,
+            "verdict": approve()["verdict"],
+        }]}),
+    )
+}
+
 pub const CONFIG: &str = "base = \"main\"\ngates = [\"sh check.sh\"]\n";
 
 /// The one check [`CONFIG`] names: the limit in lib.txt must be inclusive.
