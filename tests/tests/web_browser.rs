@@ -99,6 +99,7 @@ fn the_pages_in_chromium() {
         .env("HALL_WEB_RUN_ITEM", &l.id)
         .env("HALL_WEB_SIGNAL", &signal)
         .env("HALL_WEB_CONFIG", &config)
+        .env("HALL_WEB_USER_CONFIG", sb.config_dir().join("config.toml"))
         .env("HALL_WEB_SHOTS", &shots)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -128,6 +128,20 @@ assert.deepEqual(comments(after), comments(before), 'every comment kept');
 const keys = (t) => t.split('\n').map((l) => l.split('=')[0].trim()).filter((k) => k && !k.startsWith('#') && k !== 'stuck_after');
 assert.deepEqual(keys(after), keys(before), 'the other keys in their order');
 
+// Your own settings: the policy tightened from the same schema's form, in your
+// config.toml beside its [signing] table.
+const userPath = env('HALL_WEB_USER_CONFIG');
+await page.goto(`${origin}/#/settings`);
+await page.waitForSelector('form[data-settings=user]');
+await page.selectOption('form[data-settings=user] [name="policy.mode"]', 'enforce');
+await page.click('form[data-settings=user] button:has-text("Show the change")');
+await page.waitForFunction(() => [...document.querySelectorAll('pre[data-view=diff]')].some((p) => p.textContent.includes('+mode = "enforce"')), null, { timeout: 10000 });
+await page.click('button:has-text("Save")');
+await page.waitForFunction(() => document.getElementById('status').textContent.includes('--user: '), null, { timeout: 10000 });
+const userAfter = fs.readFileSync(userPath, 'utf8');
+assert.match(userAfter, /\[policy\]\s*\nmode = "enforce"/);
+assert.match(userAfter, /\[signing\]\s*\nprincipal = /);
+
 assert.deepEqual(problems, []);
 await browser.close();
 console.log(JSON.stringify(measured));

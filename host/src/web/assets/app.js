@@ -214,9 +214,16 @@ function resolve(schema, node) {
   return node || {};
 }
 
+// The values a setting may take, when it is one of a list (`enum`, or `oneOf` consts).
+function choices(node) {
+  if (node.enum) return node.enum.map(String);
+  if (Array.isArray(node.oneOf) && node.oneOf.every((o) => o.const !== undefined)) return node.oneOf.map((o) => String(o.const));
+  return null;
+}
+
 function kindOf(node) {
   const t = Array.isArray(node.type) ? node.type.find((x) => x !== 'null') : node.type;
-  return node.enum ? 'enum' : t;
+  return choices(node) ? 'enum' : t;
 }
 
 // One input for a scalar setting: its current value in the file, its default shown
@@ -226,8 +233,8 @@ function field(name, node, current) {
   const shownDefault = node.default === undefined || node.default === null ? '' : (Array.isArray(node.default) ? node.default.join(', ') : String(node.default));
   let input;
   if (kind === 'boolean' || kind === 'enum') {
-    const options = kind === 'boolean' ? ['true', 'false'] : node.enum.map(String);
-    input = el('select', { name }, el('option', { value: '' }, '(default: ' + shownDefault + ')'),
+    const options = kind === 'boolean' ? ['true', 'false'] : choices(node);
+    input = el('select', { name }, el('option', { value: '' }, shownDefault ? '(default: ' + shownDefault + ')' : '(unset)'),
       options.map((o) => el('option', { value: o, selected: current !== undefined && String(current) === o }, o)));
   } else {
     const value = current === undefined ? '' : (Array.isArray(current) ? current.join(', ') : String(current));
@@ -237,10 +244,13 @@ function field(name, node, current) {
   return el('tr', {}, el('td', {}, el('label', { title: node.description || '' }, name)), el('td', {}, input), el('td', { class: 'muted' }, (node.description || '').split('\n')[0]));
 }
 
-function settingsForm(schema, values) {
+// The rows of a settings form: every scalar setting of the schema (and of its tables),
+// or of the tables `only` names.
+function settingsForm(schema, values, only) {
   const rows = [];
   const scalar = (n) => ['string', 'integer', 'number', 'boolean', 'enum', 'array'].includes(kindOf(n)) && !(kindOf(n) === 'array' && resolve(schema, n.items || {}).type !== 'string');
   for (const [key, raw] of Object.entries(schema.properties || {})) {
+    if (only && !only.includes(key)) continue;
     const node = resolve(schema, raw);
     if (node.properties) {
       for (const [sub, rawSub] of Object.entries(node.properties)) {
@@ -261,49 +271,48 @@ function changes(form) {
     .map((i) => i.name + '=' + i.value);
 }
 
-async function settings() {
-  const root = el('div', {}, el('h2', {}, 'Settings: this repository'));
-  const [schema, repo, user] = await Promise.all([view(['schema', 'config']), view(['config', 'show']), view(['config', 'show', '--user'])]);
-  root.append(el('p', { class: 'muted' }, repo.json.path + ' (the main checkout\'s; commit it on the base branch for the loop to read it)'));
-  const form = el('form', { 'data-settings': 'repo' }, el('table', {}, settingsForm(schema.json, repo.json.values)));
+// Your config.toml holds the tables `hall` reads from it: the policy and notifications
+// as the repository's schema describes them, and the signing key.
+const USER_SCHEMA_TABLES = ['policy', 'notify'];
+const SIGNING = {
+  type: 'object',
+  properties: {
+    key: { type: 'string', description: 'An SSH private key to sign hallmarks with instead of Hallmark\'s own.' },
+    principal: { type: 'string', description: 'Who signs: must match the base branch\'s allowed_signers.' },
+  },
+};
+
+// A form that shows `hall config set …`'s diff before saving, then saves.
+function settingsSection(kind, rows, extra) {
+  const form = el('form', { 'data-settings': kind }, el('table', {}, rows));
   const out = el('div', {});
-  const review = async (argv, extra) => {
+  form.append(el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Show the change')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const words = changes(form);
+    if (!words.length) { out.replaceChildren(el('p', { class: 'muted' }, 'Nothing changed.')); return; }
+    const argv = ['config', 'set', ...words, ...extra];
     try {
       const r = await view([...argv, '--dry-run']);
       const save = el('button', { type: 'button', onclick: async () => { if (await act(argv)) out.replaceChildren(); } }, 'Save');
-      out.replaceChildren(el('pre', { 'data-view': 'diff' }, r.json.diff || 'no change'), r.json.diff ? save : '', extra || '');
+      out.replaceChildren(el('pre', { 'data-view': 'diff' }, r.json.diff || 'no change'), r.json.diff ? save : '');
       status(shown(argv) + ' --dry-run');
     } catch (err) {
       out.replaceChildren(el('pre', { class: 'error' }, err.message));
     }
-  };
-  form.append(el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Show the change')));
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const words = changes(form);
-    if (!words.length) { out.replaceChildren(el('p', { class: 'muted' }, 'Nothing changed.')); return; }
-    review(['config', 'set', ...words]);
   });
-  root.append(form, out);
+  return [form, out];
+}
 
-  root.append(el('h2', {}, 'Settings: yours'), el('p', { class: 'muted' }, user.json.path));
-  root.append(pre(user.json.text || '(empty: every key has its default)'));
-  const key = el('input', { type: 'text', name: 'key', placeholder: 'policy.mode' });
-  const value = el('input', { type: 'text', name: 'value', placeholder: 'observe' });
-  const userOut = el('div', {});
-  const userForm = el('form', { 'data-settings': 'user', onsubmit: async (ev) => {
-    ev.preventDefault();
-    if (!key.value.trim()) return;
-    const argv = ['config', 'set', key.value.trim() + '=' + value.value, '--user'];
-    try {
-      const r = await view([...argv, '--dry-run']);
-      userOut.replaceChildren(el('pre', { 'data-view': 'diff' }, r.json.diff || 'no change'),
-        el('button', { type: 'button', onclick: () => act(argv) }, 'Save'));
-    } catch (err) {
-      userOut.replaceChildren(el('pre', { class: 'error' }, err.message));
-    }
-  } }, key, ' = ', value, ' ', el('button', { type: 'submit' }, 'Show the change'));
-  root.append(userForm, userOut);
+async function settings() {
+  const [schema, repo, user] = await Promise.all([view(['schema', 'config']), view(['config', 'show']), view(['config', 'show', '--user'])]);
+  const root = el('div', {}, el('h2', {}, 'Settings: this repository'));
+  root.append(el('p', { class: 'muted' }, repo.json.path + ' (the main checkout\'s; commit it on the base branch for the loop to read it)'));
+  root.append(...settingsSection('repo', settingsForm(schema.json, repo.json.values), []));
+  root.append(el('h2', {}, 'Settings: yours'), el('p', { class: 'muted' }, user.json.path + ' (your own: it may tighten the policy, and holds where notifications go)'));
+  const userSchema = { ...schema.json, properties: { ...schema.json.properties, signing: SIGNING } };
+  const rows = settingsForm(userSchema, user.json.values, [...USER_SCHEMA_TABLES, 'signing']);
+  root.append(...settingsSection('user', rows, ['--user']));
   return root;
 }
 
