@@ -482,6 +482,13 @@ fn a_newer_binary_restarts_the_server_on_its_port_keeping_the_session() {
     let seen = web.get("/api/session", &[("Cookie", &cookie)]).json();
     assert_eq!(seen["newer_binary"], true, "{seen}");
 
+    // A tab follows the journal while the restart is asked: its stream must end, or the
+    // old server would wait for it forever.
+    let mut follower = SseClient::connect(web.port, &cookie, None);
+    assert_eq!(
+        follower.next(Duration::from_secs(10)).unwrap().event,
+        "ready"
+    );
     // The restart keeps the port and the session: the same cookie works on the new
     // process, which knows of no newer binary.
     let r = web.post("/api/restart", &ok, "{}").json();
@@ -513,7 +520,13 @@ fn a_newer_binary_restarts_the_server_on_its_port_keeping_the_session() {
         .filter(|e| e.file_name().to_string_lossy() == format!("hall-web-{}", first["pid"]))
         .collect();
     assert!(leftovers.is_empty());
-    // The new server was started by the old one: stopped here, as Ctrl-C would.
+    assert!(
+        follower.next(Duration::from_secs(5)).is_none(),
+        "the old server ended the stream"
+    );
+    // The new server was started by the old one: stopped here, as Ctrl-C would, with a
+    // tab following it.
+    let _tab = SseClient::connect(web.port, &cookie, None);
     let pid = again["pid"].as_u64().unwrap().to_string();
     std::process::Command::new("kill")
         .args(["-INT", &pid])

@@ -47,6 +47,9 @@ pub struct App {
     /// A restart asked for by a page, taken by [`serve`] once the server has stopped.
     restart: Mutex<Option<Restart>>,
     stop: tokio::sync::Notify,
+    /// Set when the server stops: ends every event stream, which would otherwise hold
+    /// the graceful shutdown open for as long as a tab stays open.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl App {
@@ -72,6 +75,7 @@ impl App {
             binary_path,
             restart: Mutex::new(None),
             stop: tokio::sync::Notify::new(),
+            closing: tokio::sync::watch::Sender::new(false),
         }))
     }
 
@@ -144,6 +148,7 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<Option<Restar
                 _ = tokio::signal::ctrl_c() => {}
                 () = stopping.stop.notified() => {}
             }
+            stopping.closing.send_replace(true);
         })
         .await
         .map_err(|e| HallError::internal(format!("the web server stopped: {e}")))?;
@@ -468,16 +473,26 @@ async fn events(
     let head = app.feed.head();
     let start = from.unwrap_or(head);
     let rx = app.feed.moved.subscribe();
+    let closing = app.closing.subscribe();
     let first = Event::default()
         .event("ready")
         .id(start.to_string())
         .data(start.to_string());
-    let state = (app, start, rx, std::collections::VecDeque::from([first]));
-    let stream =
-        futures_util::stream::unfold(state, |(app, mut last, mut rx, mut pending)| async move {
+    let state = (
+        app,
+        start,
+        (rx, closing),
+        std::collections::VecDeque::from([first]),
+    );
+    let stream = futures_util::stream::unfold(
+        state,
+        |(app, mut last, (mut rx, mut closing), mut pending)| async move {
             loop {
+                if *closing.borrow() {
+                    return None;
+                }
                 if let Some(ev) = pending.pop_front() {
-                    return Some((Ok(ev), (app, last, rx, pending)));
+                    return Some((Ok(ev), (app, last, (rx, closing), pending)));
                 }
                 match app.feed.after(last) {
                     After::Batches(batches) if !batches.is_empty() => {
@@ -499,11 +514,17 @@ async fn events(
                     }
                     After::Batches(_) => {}
                 }
-                if rx.changed().await.is_err() {
-                    return None;
+                tokio::select! {
+                    moved = rx.changed() => {
+                        if moved.is_err() {
+                            return None;
+                        }
+                    }
+                    _ = closing.changed() => return None,
                 }
             }
-        });
+        },
+    );
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
