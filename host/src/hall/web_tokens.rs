@@ -9,7 +9,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Code, HallError, IoContext, Result};
 
@@ -64,12 +63,7 @@ fn write(dir: &Path, file: &File) -> Result<()> {
 
 /// The SHA-256 of a token, hex.
 pub fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .fold(String::with_capacity(64), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
+    crate::rooms::sha256_hex(token.as_bytes())
 }
 
 /// 32 random bytes as hex: a launch token, a session, a CSRF token or an API token.

@@ -206,7 +206,7 @@ impl Tail {
         };
         // A file first named after the start is new: read it from its start.
         let from = *self.offsets.get(name).unwrap_or(&0);
-        let (bytes, _) = read_from(&path, from);
+        let bytes = read_from(&path, from);
         let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         self.offsets.insert(name.to_string(), from + whole as u64);
         String::from_utf8_lossy(&bytes[..whole])
@@ -221,7 +221,7 @@ impl Tail {
         if len(&self.changes) <= self.position {
             return Vec::new();
         }
-        let (bytes, _) = read_from(&self.changes, self.position);
+        let bytes = read_from(&self.changes, self.position);
         let mut out = Vec::new();
         let mut at = 0usize;
         while let Some(nl) = bytes[at..].iter().position(|&b| b == b'\n') {
@@ -249,15 +249,14 @@ fn len(path: &Path) -> u64 {
 }
 
 /// The bytes of `path` from `offset` to its end now.
-fn read_from(path: &Path, offset: u64) -> (Vec<u8>, u64) {
+fn read_from(path: &Path, offset: u64) -> Vec<u8> {
     let mut out = Vec::new();
     if let Ok(mut f) = std::fs::File::open(path)
         && f.seek(SeekFrom::Start(offset)).is_ok()
     {
         let _ = f.read_to_end(&mut out);
     }
-    let end = offset + out.len() as u64;
-    (out, end)
+    out
 }
 
 #[cfg(test)]
