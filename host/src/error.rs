@@ -364,6 +364,12 @@ impl From<GitError> for HallError {
             GitError::Failed { .. } | GitError::Unexpected { .. } => {
                 HallError::from_cause(Code::CommandFailed, e).hint("hall doctor")
             }
+            // What the base branch committed can't be read as committed: a person finds
+            // out why (an object rewritten in place, a damaged pack) before anything is
+            // gated on it.
+            GitError::Unverified { .. } => HallError::from_cause(Code::InvalidConfig, e)
+                .hint("git fsck --full")
+                .hint("hall doctor"),
         }
     }
 }

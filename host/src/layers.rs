@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("gazette", 2),
     ("record", 2),
     ("channels", 2),
+    ("sandbox", 2),
     // The build itself: version, commit, the embedded rooms' hashes.
     ("version", 2),
     // The service layer.
@@ -58,11 +59,13 @@ const PROGRAMS: &[(&str, &str)] = &[
 ];
 
 /// Modules that start a program named at run time: the run adapter (the model run or
-/// fix engine a repository configures), `hall run` (the agent's own command), the
+/// fix engine a repository configures), the loop's sandbox (bubblewrap or sandbox-exec,
+/// where this machine has it), `hall run` (the agent's own command), the
 /// daemon's service (this `hall`, again), the web app's restart into the newer `hall`
 /// on disk, and the platform's file opener (`open`, `xdg-open`, or `HALL_OPENER`).
 const DYNAMIC: &[&str] = &[
     "claude",
+    "sandbox",
     "commands/run.rs",
     "daemon/service.rs",
     "web/server.rs",
@@ -274,10 +277,15 @@ fn every_subprocess_starts_in_its_adapter() {
                 .to_string();
             for (n, line) in production(&file).lines().enumerate() {
                 let code = line.split("//").next().unwrap_or("");
-                let Some(at) = code.find("Command::new(") else {
+                // A program is started by `Command::new`, or by the platform's `program`,
+                // which gives the daemon's pinned path (the same program by name).
+                let Some((at, start)) = ["Command::new(", "platform::program("]
+                    .iter()
+                    .find_map(|s| code.find(s).map(|at| (at, s.len())))
+                else {
                     continue;
                 };
-                let arg = code[at + "Command::new(".len()..].trim_start();
+                let arg = code[at + start..].trim_start();
                 match PROGRAMS.iter().find(|(lit, _)| arg.starts_with(lit)) {
                     Some((lit, owner)) if module != owner => wrong.push(format!(
                         "{rel}:{}: {lit} is started outside {owner}/",

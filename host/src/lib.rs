@@ -12,8 +12,9 @@
 //! hall, error               the service layer: an initialized repository (`Hall`), the one
 //!                           transition path, the rules in effect, hallmarks, confinement
 //! journal index library     adapters: every file format, database and subprocess,
-//! git gh claude rooms sign  each with its own typed errors
-//! template gazette channels
+//! git gh claude rooms sign  each with its own typed errors (`sandbox`: the operating
+//! sandbox template gazette  system's sandbox for the item's code the loop runs)
+//! channels
 //! config                    `.hallmark.toml`: every key, its default, strict parsing
 //! item gate clock cli       the pure core (from `hallmark-core`) and other leaves
 //! platform pricing
@@ -48,6 +49,7 @@ pub mod platform;
 pub mod pricing;
 pub mod record;
 pub mod rooms;
+pub mod sandbox;
 pub mod sign;
 pub mod template;
 pub mod version;

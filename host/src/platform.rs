@@ -10,16 +10,71 @@ pub fn shell(script: &str) -> Command {
         // cmd reads the rest of its command line as it is: quoted by Rust's rules for
         // C programs (`\"`), the script's own quotes would reach it mangled.
         use std::os::windows::process::CommandExt;
-        let mut c = Command::new("cmd");
+        let mut c = program("cmd");
         c.arg("/C").raw_arg(script);
         c
     }
     #[cfg(not(windows))]
     {
-        let mut c = Command::new("sh");
+        let mut c = program("sh");
         c.arg("-c").arg(script);
         c
     }
+}
+
+/// The programs this process starts, pinned to absolute paths, and the `PATH` every
+/// program it starts gets: set once, by the daemon at its start (see
+/// `daemon::environment`), so that no later pass resolves a program through a `PATH`
+/// or a directory an agent could have changed since.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pinned {
+    /// `PATH` for every child.
+    pub path: std::ffi::OsString,
+    /// Program name (`git`, `claude`…) to its absolute path.
+    pub programs: std::collections::BTreeMap<String, PathBuf>,
+}
+
+static PINNED: std::sync::OnceLock<Pinned> = std::sync::OnceLock::new();
+
+/// Pins this process's programs and `PATH` (the first call wins; later ones are
+/// refused, so nothing can re-point them once the loop runs).
+pub fn pin(pinned: Pinned) -> Result<(), Pinned> {
+    PINNED.set(pinned)
+}
+
+/// What [`pin`] set, if anything.
+pub fn pinned() -> Option<&'static Pinned> {
+    PINNED.get()
+}
+
+/// A command for the program `name`: its pinned absolute path with the pinned `PATH`
+/// when [`pin`] was called, else `name` as it is (found on `PATH` when it runs).
+pub fn program(name: &str) -> Command {
+    match PINNED.get() {
+        Some(p) => {
+            let mut cmd = Command::new(
+                p.programs
+                    .get(name)
+                    .map_or_else(|| name.into(), |exe| exe.as_os_str().to_owned()),
+            );
+            cmd.env("PATH", &p.path);
+            cmd
+        }
+        None => Command::new(name),
+    }
+}
+
+/// The first file on `path` that runs as `name` (see [`program_files`]).
+pub fn find_program(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    if Path::new(name).is_absolute() {
+        return is_executable(Path::new(name)).then(|| PathBuf::from(name));
+    }
+    std::env::split_paths(path).find_map(|dir| {
+        program_files(name)
+            .into_iter()
+            .map(|f| dir.join(f))
+            .find(|f| is_executable(f))
+    })
 }
 
 /// Whether [`shell`] is Windows' `cmd` (whose "not recognized" message names a missing
@@ -162,6 +217,325 @@ pub fn process_start(pid: u32) -> Option<u64> {
         let _ = pid;
         None
     }
+}
+
+/// One process above this one, as the system's process table shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ancestor {
+    pub pid: u32,
+    /// The name the system keeps for it: Linux's `comm` (the executable's file name as
+    /// it was run, at most 15 bytes), elsewhere the executable's file name.
+    pub name: String,
+    /// Its executable, where the system says (an unreadable or deleted one is `None`).
+    pub exe: Option<PathBuf>,
+    /// Its command line, `argv[0]` first (split at spaces where the system joins them).
+    pub args: Vec<String>,
+}
+
+/// This process's parent, grandparent and so on, nearest first, read from the system's
+/// process table: at most `depth` of them, within `budget`. `Err` says why the table
+/// could not be read (or not in time); the walk ends early, without an error, at the
+/// first process, or at an ancestor that exited while it was read.
+pub fn ancestors(depth: usize, budget: std::time::Duration) -> Result<Vec<Ancestor>, String> {
+    let started = std::time::Instant::now();
+    #[cfg(target_os = "linux")]
+    {
+        let mut out = Vec::new();
+        let mut pid = std::os::unix::process::parent_id();
+        while pid > 0 && out.len() < depth {
+            if started.elapsed() > budget {
+                return Err(format!(
+                    "the process table took longer than {} ms to read",
+                    budget.as_millis()
+                ));
+            }
+            let stat = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Ok(s) => s,
+                Err(_) if !out.is_empty() => break,
+                Err(e) => return Err(format!("/proc/{pid}/stat can't be read: {e}")),
+            };
+            let Some((name, ppid)) = parse_stat(&stat) else {
+                return Err(format!("/proc/{pid}/stat is not what Linux writes"));
+            };
+            let args = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|b| {
+                    b.split(|c| *c == 0)
+                        .filter(|a| !a.is_empty())
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+            out.push(Ancestor {
+                pid,
+                name,
+                exe,
+                args,
+            });
+            if pid == 1 {
+                break;
+            }
+            pid = ppid;
+        }
+        Ok(out)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        // Two reads of the whole table (the command lines, then the executables), each
+        // bounded: `ps` is the system's own reader, and no call of ours needs `unsafe`.
+        let args = output_within(
+            Command::new("ps").args(["-axww", "-o", "pid=,ppid=,args="]),
+            budget,
+        )?;
+        let comms = output_within(Command::new("ps").args(["-ax", "-o", "pid=,comm="]), budget)?;
+        let table = parse_ps(&args, &comms);
+        let _ = started;
+        Ok(walk_table(
+            &table,
+            std::os::unix::process::parent_id(),
+            depth,
+        ))
+    }
+    #[cfg(windows)]
+    {
+        use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+        let mut system = System::new().map_err(|e| e.to_string())?;
+        system.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing()
+                .with_exe(UpdateKind::Always)
+                .with_cmd(UpdateKind::Always),
+        );
+        if started.elapsed() > budget {
+            return Err(format!(
+                "the process table took longer than {} ms to read",
+                budget.as_millis()
+            ));
+        }
+        let me = sysinfo::get_current_pid().map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        let mut next = system.process(me).and_then(|p| p.parent());
+        while let Some(pid) = next {
+            if out.len() >= depth {
+                break;
+            }
+            let Some(p) = system.process(pid) else { break };
+            out.push(Ancestor {
+                pid: pid.as_u32(),
+                name: p.name().to_string_lossy().into_owned(),
+                exe: p.exe().map(Path::to_path_buf),
+                args: p
+                    .cmd()
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
+            });
+            // A parent id Windows reuses can point at a later process: stop at a loop.
+            next = p
+                .parent()
+                .filter(|pp| !out.iter().any(|a| a.pid == pp.as_u32()));
+        }
+        Ok(out)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+    {
+        let _ = (depth, budget, started);
+        Err("this system's process table is not read by hall".into())
+    }
+}
+
+/// The name and parent of a Linux `/proc/<pid>/stat` line: the name is between the
+/// first `(` and the last `)` (it may hold either), the parent is the second field
+/// after it.
+pub fn parse_stat(stat: &str) -> Option<(String, u32)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let name = stat.get(open + 1..close)?.to_string();
+    let ppid = stat
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((name, ppid))
+}
+
+/// A process table read whole (macOS): each process by pid, with its parent's pid.
+pub type ProcessTable = std::collections::HashMap<u32, (u32, Ancestor)>;
+
+/// The processes of `ps -o pid=,ppid=,args=` and `ps -o pid=,comm=` output.
+pub fn parse_ps(args: &str, comms: &str) -> ProcessTable {
+    let mut table = ProcessTable::new();
+    for line in args.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(pid), Some(ppid)) = (
+            words.next().and_then(|w| w.parse::<u32>().ok()),
+            words.next().and_then(|w| w.parse::<u32>().ok()),
+        ) else {
+            continue;
+        };
+        let args: Vec<String> = words.map(str::to_string).collect();
+        let name = args.first().map(|a| file_name(a)).unwrap_or_default();
+        table.insert(
+            pid,
+            (
+                ppid,
+                Ancestor {
+                    pid,
+                    name,
+                    exe: None,
+                    args,
+                },
+            ),
+        );
+    }
+    for line in comms.lines() {
+        let line = line.trim_start();
+        let Some((pid, comm)) = line.split_once(char::is_whitespace) else {
+            continue;
+        };
+        let (Ok(pid), comm) = (pid.parse::<u32>(), comm.trim()) else {
+            continue;
+        };
+        if let Some((_, a)) = table.get_mut(&pid)
+            && !comm.is_empty()
+        {
+            a.name = file_name(comm);
+            a.exe = comm.starts_with('/').then(|| PathBuf::from(comm));
+        }
+    }
+    table
+}
+
+/// The ancestors of a process whose parent is `parent`, from a table [`parse_ps`] read.
+pub fn walk_table(table: &ProcessTable, parent: u32, depth: usize) -> Vec<Ancestor> {
+    let mut out: Vec<Ancestor> = Vec::new();
+    let mut pid = parent;
+    while pid > 0 && out.len() < depth && !out.iter().any(|a| a.pid == pid) {
+        let Some((ppid, a)) = table.get(&pid) else {
+            break;
+        };
+        out.push(a.clone());
+        if pid == 1 {
+            break;
+        }
+        pid = *ppid;
+    }
+    out
+}
+
+/// The last component of a `/`- or `\`-separated path.
+fn file_name(path: &str) -> String {
+    path.rsplit(['/', '\\']).next().unwrap_or(path).to_string()
+}
+
+/// What `cmd` printed, if it succeeded within `budget`; it is killed when it runs over.
+#[cfg(target_os = "macos")]
+fn output_within(cmd: &mut Command, budget: std::time::Duration) -> Result<String, String> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("`ps` could not be started: {e}"))?;
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(out) = stdout.as_mut() {
+            let _ = out.read_to_string(&mut text);
+        }
+        text
+    });
+    let deadline = std::time::Instant::now() + budget;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(status)) => return Err(format!("`ps` exited with {status}")),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("`ps` took longer than {} ms", budget.as_millis()));
+            }
+            Err(e) => return Err(format!("`ps` could not be waited for: {e}")),
+        }
+    }
+    reader
+        .join()
+        .map_err(|_| "`ps`'s output could not be read".to_string())
+}
+
+/// Whether something is mounted over `path` that hides what is there: a tmpfs (or
+/// ramfs) mounted on a directory, or a device node bound over a file, as a sandbox does
+/// to keep a process from reading it (Claude Code's bubblewrap does both). Only Linux
+/// says, through `/proc/self/mountinfo`; elsewhere nothing is known to be mounted over
+/// (macOS's sandbox refuses the read itself, which the caller sees as an error).
+pub fn hidden_by_mount(path: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // Something mounted on `path` gives it another device than its parent's: only
+        // then is the mount table read.
+        use std::os::unix::fs::MetadataExt;
+        let device = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+        if let Some(parent) = path.parent()
+            && device(path).is_some()
+            && device(path) == device(parent)
+        {
+            return false;
+        }
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .is_ok_and(|table| mounted_over(&table, path))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Whether the Linux mount table `table` (`/proc/self/mountinfo`'s text) has a hiding
+/// mount at `path` (see [`hidden_by_mount`]).
+pub fn mounted_over(table: &str, path: &Path) -> bool {
+    let wanted = path.to_string_lossy();
+    table.lines().any(|line| {
+        // id parent major:minor root mount-point options [optional…] - type source …
+        let Some((left, right)) = line.split_once(" - ") else {
+            return false;
+        };
+        let fields: Vec<&str> = left.split(' ').collect();
+        let (Some(root), Some(point)) = (fields.get(3), fields.get(4)) else {
+            return false;
+        };
+        let fstype = right.split(' ').next().unwrap_or("");
+        let hides = matches!(fstype, "tmpfs" | "ramfs") || (fstype == "devtmpfs" && *root != "/");
+        hides && unescape_mount(point) == wanted
+    })
+}
+
+/// A mount point as mountinfo writes it: space, tab, newline and backslash as `\ooo`.
+fn unescape_mount(field: &str) -> String {
+    let mut out = String::new();
+    let mut chars = field.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let code: String = chars.clone().take(3).collect();
+            if code.len() == 3
+                && let Ok(n) = u8::from_str_radix(&code, 8)
+            {
+                out.push(n as char);
+                for _ in 0..3 {
+                    chars.next();
+                }
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Starts `cmd` as the leader of a process group of its own, so that it and everything
@@ -366,6 +740,45 @@ pub fn sandbox_available() -> Result<(), String> {
     }
 }
 
+/// The sandbox that confines what the loop runs on an item's code (its checks, setup,
+/// merge checks, a fix engine): bubblewrap on Linux, Seatbelt on macOS, none elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopSandbox {
+    Bubblewrap,
+    Seatbelt,
+    /// No sandbox the loop can drive on this system (Windows).
+    None,
+}
+
+/// Which [`LoopSandbox`] this platform has, and where its program usually lives.
+pub fn loop_sandbox() -> (LoopSandbox, &'static str) {
+    #[cfg(target_os = "linux")]
+    {
+        (LoopSandbox::Bubblewrap, "bwrap")
+    }
+    #[cfg(target_os = "macos")]
+    {
+        (LoopSandbox::Seatbelt, "/usr/bin/sandbox-exec")
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        (LoopSandbox::None, "")
+    }
+}
+
+/// A `core.hooksPath` that holds no hooks, so a git command the loop runs never runs a
+/// hook (one an item's branch could have written, through a relative `core.hooksPath`).
+pub fn no_git_hooks() -> &'static str {
+    #[cfg(windows)]
+    {
+        "NUL"
+    }
+    #[cfg(not(windows))]
+    {
+        "/dev/null"
+    }
+}
+
 /// The first line a program printed, trimmed, when it succeeded: what `--version`
 /// answers.
 pub fn first_line(out: &std::process::Output) -> Option<String> {
@@ -453,6 +866,16 @@ mod tests {
             &["a_live_process_is_not_gone"],
         ),
         (
+            "ancestors",
+            "Linux: /proc; macOS: `ps`; Windows: sysinfo; elsewhere: unread",
+            &["a_process_knows_its_parents"],
+        ),
+        (
+            "hidden_by_mount",
+            "not Linux: nothing is known to be mounted over",
+            &["a_mount_that_hides_a_path_is_seen"],
+        ),
+        (
             "own_process_group",
             "Windows: a new process group",
             &["a_process_group_is_stopped_whole"],
@@ -495,6 +918,16 @@ mod tests {
             &["the_sandbox_is_known_per_platform"],
         ),
         ("on_terminate", "Windows: the console closing", &[]),
+        (
+            "loop_sandbox",
+            "macOS: Seatbelt; Windows: none",
+            &["the_loop_sandbox_is_known_per_platform"],
+        ),
+        (
+            "no_git_hooks",
+            "Windows: `NUL`",
+            &["git_runs_no_hook_through_the_empty_hooks_path"],
+        ),
     ];
 
     /// Why each path with no test runs no test here.
@@ -681,6 +1114,78 @@ mod tests {
     }
 
     #[test]
+    fn a_process_knows_its_parents() {
+        let found = ancestors(16, std::time::Duration::from_secs(10)).expect("the table reads");
+        assert!(found.iter().all(|a| a.pid != std::process::id()));
+        #[cfg(unix)]
+        {
+            assert_eq!(
+                found.first().map(|a| a.pid),
+                Some(std::os::unix::process::parent_id())
+            );
+            assert!(found.iter().all(|a| !a.name.is_empty()), "{found:?}");
+        }
+        assert!(
+            ancestors(0, std::time::Duration::from_secs(10))
+                .expect("reads")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_process_table_s_lines_are_read_whatever_a_name_holds() {
+        assert_eq!(
+            parse_stat("4242 (tmux: server) S 1 4242 4242 0 -1"),
+            Some(("tmux: server".to_string(), 1))
+        );
+        assert_eq!(
+            parse_stat("7 (a) b) (c) R 3 7 7"),
+            Some(("a) b) (c".to_string(), 3))
+        );
+        assert_eq!(parse_stat("garbage"), None);
+        let args = "  300   200 /bin/zsh -l\n  400   300 node /usr/lib/node_modules/@anthropic-ai/claude-code/cli.js -p\n  500   400 hall verdict\n";
+        let comms = "  300 /bin/zsh\n  400 /usr/local/bin/node\n  500 /Users/a/.cargo/bin/hall\n";
+        let table = parse_ps(args, comms);
+        let walk = walk_table(&table, 400, 8);
+        assert_eq!(walk.iter().map(|a| a.pid).collect::<Vec<_>>(), [400, 300]);
+        assert_eq!(walk[0].name, "node");
+        assert_eq!(
+            walk[0].exe.as_deref(),
+            Some(Path::new("/usr/local/bin/node"))
+        );
+        assert_eq!(
+            walk[0].args[1],
+            "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js"
+        );
+        assert_eq!(
+            walk_table(&table, 500, 1).len(),
+            1,
+            "the depth bounds the walk"
+        );
+    }
+
+    #[test]
+    fn a_mount_that_hides_a_path_is_seen() {
+        let table = "22 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+            233 47 0:43 / /home/a/.config/hallmark rw,nosuid - tmpfs tmpfs rw,mode=755\n\
+            240 47 0:6 /null /home/a/.ssh/id_ed25519 ro - devtmpfs devtmpfs rw\n\
+            241 47 254:0 /persist/home/a/.config/other /home/a/.config/other rw - ext4 /dev/vda rw\n\
+            242 47 0:44 / /home/a/with\\040space rw - tmpfs tmpfs rw\n";
+        assert!(mounted_over(table, Path::new("/home/a/.config/hallmark")));
+        assert!(mounted_over(table, Path::new("/home/a/.ssh/id_ed25519")));
+        assert!(mounted_over(table, Path::new("/home/a/with space")));
+        // A bind mount of a real directory hides nothing; nor does the root file system.
+        assert!(!mounted_over(table, Path::new("/home/a/.config/other")));
+        assert!(!mounted_over(table, Path::new("/")));
+        assert!(!mounted_over(table, Path::new("/home/a/.config")));
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(
+            !hidden_by_mount(dir.path()),
+            "a test's own directory is its own"
+        );
+    }
+
+    #[test]
     fn a_process_group_is_stopped_whole() {
         // A shell that waits for a line on its input, which never comes.
         let script = if SHELL_IS_CMD { "set /p x=" } else { "read x" };
@@ -770,6 +1275,41 @@ mod tests {
             let status = shell("kill -TERM $$").status().expect("sh runs");
             assert_eq!(exit_code(&status), 128 + 15);
         }
+    }
+
+    #[test]
+    fn the_loop_sandbox_is_known_per_platform() {
+        let (kind, program) = loop_sandbox();
+        if cfg!(target_os = "linux") {
+            assert_eq!((kind, program), (LoopSandbox::Bubblewrap, "bwrap"));
+        } else if cfg!(target_os = "macos") {
+            assert_eq!(kind, LoopSandbox::Seatbelt);
+        } else {
+            assert_eq!(kind, LoopSandbox::None);
+        }
+    }
+
+    #[test]
+    fn git_runs_no_hook_through_the_empty_hooks_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| crate::office::tests::git_maybe(dir.path(), args);
+        assert!(git(&["init", "-q"]).is_some());
+        let hooks = dir.path().join(".git").join("hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let hook = hooks.join("pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let off = format!("core.hooksPath={}", no_git_hooks());
+        let with_hook = git(&["commit", "-q", "--allow-empty", "-m", "a"]);
+        let without = git(&["-c", &off, "commit", "-q", "--allow-empty", "-m", "b"]);
+        if cfg!(unix) {
+            assert!(with_hook.is_none(), "the hook runs by default");
+        }
+        assert!(without.is_some(), "the empty hooks path runs none");
     }
 
     #[test]

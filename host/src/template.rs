@@ -105,9 +105,11 @@ pub fn slug(title: &str) -> String {
 }
 
 /// Runs a rendered command for a loop worker (`HALL_ACTOR` set), returning stdout; a
-/// failure carries stderr.
+/// failure carries stderr. No git hook runs inside it ([`crate::git::without_hooks`]).
 pub fn run_logged(command: &str, dir: &Path, actor: &str) -> Result<String> {
-    let out = shell(command)
+    let mut cmd = shell(command);
+    crate::git::without_hooks(&mut cmd);
+    let out = cmd
         .current_dir(dir)
         .env("HALL_ACTOR", actor)
         .stdin(std::process::Stdio::null())

@@ -33,8 +33,15 @@ pub struct Corpus {
 pub struct Case {
     pub id: String,
     pub class: String,
-    /// `push`, `note` or `ref`.
+    /// `push` (a ref on origin changes), `note` (refs/notes or refs/replace change here),
+    /// `ref` (the base branch or the main checkout's HEAD moves), `file` (one of the
+    /// `watch` paths changes) or `person` (the journal gains an event recorded as `you`,
+    /// or the user's Hallmark config directory changes).
     pub effect: String,
+    /// The paths an effect of `file` is read from (placeholders allowed): a file's bytes,
+    /// a directory's whole tree, or that the path is absent.
+    #[serde(default)]
+    pub watch: Vec<String>,
     /// The session's directory (a placeholder), when not the item's worktree.
     #[serde(default)]
     pub cwd: Option<String>,
@@ -44,19 +51,57 @@ pub struct Case {
     pub steps: Vec<Step>,
 }
 
-/// One tool call.
+/// One tool call, or a change of the session's directory.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     Bash(String),
-    Write { path: String, content: String },
-    Edit { path: String, append: String },
+    Write {
+        path: String,
+        content: String,
+    },
+    Edit {
+        path: String,
+        append: String,
+    },
+    /// The session's directory from here on, as Claude Code reports it in each later
+    /// call's `cwd` after a `cd`; the directory may not exist (deleted, or never made).
+    Cd(String),
+    /// Any other tool (an MCP tool, `PowerShell`…), with its input. Run ungated, a tool
+    /// whose input names a path (`file_path` or `path`) and `content` writes that file.
+    Tool {
+        name: String,
+        input: toml::Table,
+    },
 }
 
-/// Loads the corpus from the fixtures.
+/// The folder of the red-team fixtures.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/redteam")
+}
+
+/// Loads the corpus: every `*.toml` in the fixtures but `allow.toml`, in name order.
 pub fn corpus() -> Corpus {
-    let text = include_str!("../fixtures/redteam/cases.toml");
-    toml::from_str(text).expect("cases.toml parses")
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .expect("the red-team fixtures")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .filter(|p| p.file_name().is_some_and(|n| n != "allow.toml"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    let mut ids = BTreeSet::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read a corpus file");
+        let part: Corpus =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{} doesn't parse: {e}", f.display()));
+        for c in part.cases {
+            assert!(ids.insert(c.id.clone()), "case {} is defined twice", c.id);
+            cases.push(c);
+        }
+    }
+    Corpus { cases }
 }
 
 /// The allow list.
@@ -92,6 +137,10 @@ pub struct Snapshot {
     pub origin: BTreeMap<String, String>,
     pub notes: BTreeMap<String, String>,
     pub base: BTreeMap<String, String>,
+    /// Each watched path's content (see [`Case::watch`]).
+    pub files: BTreeMap<String, String>,
+    /// Journal lines recorded as `you`, and the user config directory's tree.
+    pub person: BTreeMap<String, String>,
 }
 
 /// How a step fared through the hook.
@@ -164,6 +213,10 @@ impl World {
     /// Builds a world with `hall` and keeps it as a template.
     pub fn build() -> World {
         let sb = Sandbox::initialized();
+        // The user installed `hall`: a session finds it on PATH.
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(crate::sandbox::hall_bin(), sb.bin.join("hall"))
+            .expect("link hall");
         // The signers the base trusts, committed and pushed, as a person would.
         sb.hall(&sb.repo, &["init", "--signers"]).ok();
         sb.git(&sb.repo, &["add", "-A"]);
@@ -173,6 +226,11 @@ impl World {
         let id = v["item"].as_str().expect("id").to_string();
         let wt = sb.worktree(&id);
         sb.commit(&wt, "lib.txt", "attempts < 3\n", "Cap retries at 3");
+        // A question waiting for a person: the inbox has an entry to answer or dismiss.
+        let asked = sb
+            .hall(&wt, &["ask", "Which base should this target?"])
+            .ok();
+        let question = asked["question"].as_str().expect("question").to_string();
         let v = sb.hall(&sb.repo, &["new", "--title", "Approved work"]).ok();
         let id2 = v["item"].as_str().expect("id").to_string();
         let other = sb.worktree(&id2);
@@ -198,6 +256,7 @@ impl World {
         vars.insert("other_branch".into(), other_branch);
         vars.insert("other_sha".into(), other_sha);
         vars.insert("item".into(), id.clone());
+        vars.insert("question".into(), question);
         // The confined session's settings for each worktree, as `hall claude` writes them.
         for (dir, id) in [(&wt, vars["item"].clone()), (&other, id2.clone())] {
             let printed = sb.hall(dir, &["claude", &id, "--print-settings"]).ok();
@@ -291,7 +350,7 @@ impl World {
     }
 
     /// Reads what the attacks aim at.
-    pub fn snapshot(&self) -> Snapshot {
+    pub fn snapshot(&self, case: &Case) -> Snapshot {
         let common = PathBuf::from(&self.vars["common"]);
         let mut notes = refs_under(&common, &["refs/notes", "refs/replace"]);
         let listed = self
@@ -313,15 +372,45 @@ impl World {
             .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
             .unwrap_or_default();
         base.insert("(main checkout HEAD commit)".into(), head);
+        let mut files = BTreeMap::new();
+        for w in &case.watch {
+            let p = PathBuf::from(self.fill(w, &self.wt));
+            tree_of(&p, &k_path(&p), &mut files);
+        }
+        let mut person = BTreeMap::new();
+        let journal = PathBuf::from(&self.vars["journal"]);
+        let mut logs = vec![journal.join("events.jsonl")];
+        if let Ok(items) = std::fs::read_dir(journal.join("items")) {
+            logs.extend(items.flatten().map(|e| e.path().join("events.jsonl")));
+        }
+        for log in logs {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let yours: Vec<&str> = text
+                .lines()
+                .filter(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["actor"] == "you"))
+                .collect();
+            person.insert(k_path(&log), yours.join("\n"));
+        }
+        let config = self.sb.config_dir();
+        tree_of(&config, "(config dir)", &mut person);
         Snapshot {
             origin: refs_under(&self.sb.origin, &["refs"]),
             notes,
             base,
+            files,
+            person,
         }
     }
 
-    /// Asks the real hook about one step.
+    /// Asks the real hook about one step of a session that started in `cwd`.
     pub fn ask_hook(&self, step: &Step, cwd: &Path) -> Verdict {
+        self.ask_hook_from(step, cwd, cwd)
+    }
+
+    /// Asks the real hook about one step, as Claude Code does for a session that started
+    /// in `start` and now stands in `cwd`: `CLAUDE_PROJECT_DIR` is `start`, and the hook
+    /// runs in `cwd`, or in `start` when `cwd` is gone.
+    pub fn ask_hook_from(&self, step: &Step, cwd: &Path, start: &Path) -> Verdict {
         let input = match step {
             Step::Bash(c) => {
                 json!({"session_id": "rt", "cwd": cwd, "hook_event_name": "PreToolUse",
@@ -335,10 +424,16 @@ impl World {
                 json!({"session_id": "rt", "cwd": cwd, "hook_event_name": "PreToolUse",
                 "tool_name": "Edit", "tool_input": {"file_path": self.fill(path, cwd), "old_string": "", "new_string": self.fill(append, cwd)}})
             }
+            Step::Tool { name, input } => {
+                json!({"session_id": "rt", "cwd": cwd, "hook_event_name": "PreToolUse",
+                "tool_name": name, "tool_input": self.fill_value(&toml_to_json(input), cwd)})
+            }
+            Step::Cd(_) => return Verdict::Allowed,
         };
-        let mut cmd = self.sb.hall_command(cwd);
+        let mut cmd = self.sb.hall_command(live_dir(cwd, start));
         cmd.args(["hook", "pre-tool-use"])
             .env("CLAUDECODE", "1")
+            .env("CLAUDE_PROJECT_DIR", start)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -376,20 +471,16 @@ impl World {
         }
     }
 
-    /// Runs one step for real.
+    /// Runs one step for real, in a session that started in `cwd`.
     pub fn execute(&self, step: &Step, cwd: &Path) {
+        self.execute_from(step, cwd, cwd)
+    }
+
+    /// Runs one step for real, as Claude Code would in a session that started in
+    /// `start`: a command whose directory is gone runs in `start` instead.
+    pub fn execute_from(&self, step: &Step, cwd: &Path, start: &Path) {
         match step {
-            Step::Bash(c) => {
-                let script = self.fill(c, cwd);
-                // `setsid` gives every step a session of its own with no controlling
-                // terminal, so an interactive shell in a case can't take the test's.
-                let mut cmd = self.command("setsid", cwd);
-                cmd.args(["-w", "bash", "-c", &script]);
-                cmd.stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null());
-                run_bounded(cmd);
-            }
+            Step::Bash(c) => self.run_shell(&self.fill(c, cwd), live_dir(cwd, start)),
             Step::Write { path, content } => {
                 let p = PathBuf::from(self.fill(path, cwd));
                 let content = self.fill(content, cwd);
@@ -410,6 +501,48 @@ impl World {
                     let _ = f.write_all(append.as_bytes());
                 }
             }
+            Step::Tool { input, .. } => {
+                let input = self.fill_value(&toml_to_json(input), cwd);
+                let path = input["file_path"].as_str().or(input["path"].as_str());
+                if let (Some(path), Some(content)) = (path, input["content"].as_str()) {
+                    let p = cwd.join(path);
+                    if let Some(parent) = p.parent() {
+                        let _ = std::fs::create_dir_all(parent);
+                    }
+                    let _ = std::fs::write(&p, content);
+                } else if let Some(command) = input["command"].as_str() {
+                    // A shell-like tool (`PowerShell`, `Monitor`): bash stands in for its
+                    // shell, so a case's command must read alike in both.
+                    self.run_shell(command, live_dir(cwd, start));
+                }
+            }
+            Step::Cd(_) => {}
+        }
+    }
+
+    /// Runs shell text in `dir`, bounded in time.
+    fn run_shell(&self, script: &str, dir: &Path) {
+        // `setsid` gives every step a session of its own with no controlling terminal,
+        // so an interactive shell in a case can't take the test's.
+        let mut cmd = self.command("setsid", dir);
+        cmd.args(["-w", "bash", "-c", script]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        run_bounded(cmd);
+    }
+
+    /// [`World::fill`] on every string inside a JSON value.
+    pub fn fill_value(&self, v: &Value, cwd: &Path) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.fill(s, cwd)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.fill_value(x, cwd)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), self.fill_value(x, cwd)))
+                    .collect(),
+            ),
+            other => other.clone(),
         }
     }
 
@@ -431,6 +564,21 @@ impl World {
                     let p = self.fill(path, cwd);
                     let old = std::fs::read_to_string(&p).unwrap_or_default();
                     Turn::write(p, format!("{old}{}", self.fill(append, cwd)))
+                }
+                // Claude Code's Bash tool keeps the directory a `cd` leaves it in.
+                Step::Cd(dir) => Turn::bash(format!("cd {}", self.fill(dir, cwd))),
+                // A tool the stub's session doesn't have: the sandbox is judged on what
+                // the tool would write, through the Write tool.
+                Step::Tool { input, .. } => {
+                    let input = self.fill_value(&toml_to_json(input), cwd);
+                    let path = input["file_path"].as_str().or(input["path"].as_str());
+                    match (path, input["content"].as_str(), input["command"].as_str()) {
+                        (Some(p), Some(c), _) => {
+                            Turn::write(cwd.join(p).display().to_string(), c.to_string())
+                        }
+                        (_, _, Some(command)) => Turn::bash(command),
+                        _ => Turn::bash("true"),
+                    }
                 }
             });
         }
@@ -471,8 +619,9 @@ impl World {
     /// Runs `case` once, fresh, under `gating`.
     pub fn run(&self, case: &Case, gating: &Gating) -> Outcome {
         self.restore();
-        let cwd = self.cwd(case);
-        let before = self.snapshot();
+        let start = self.cwd(case);
+        let mut cwd = start.clone();
+        let before = self.snapshot(case);
         let mut steps = Vec::new();
         if matches!(gating, Gating::Sandbox) {
             steps = self.run_confined(case, &cwd);
@@ -482,9 +631,14 @@ impl World {
             .iter()
             .filter(|_| !matches!(gating, Gating::Sandbox))
         {
+            if let Step::Cd(dir) = step {
+                cwd = PathBuf::from(self.fill(dir, &cwd));
+                steps.push((Verdict::Allowed, true));
+                continue;
+            }
             let verdict = match gating {
                 Gating::None | Gating::Sandbox => Verdict::Allowed,
-                _ => self.ask_hook(step, &cwd),
+                _ => self.ask_hook_from(step, &cwd, &start),
             };
             let honoured = match (&verdict, gating) {
                 (Verdict::Allowed, _) => false,
@@ -495,11 +649,11 @@ impl World {
                 _ => false,
             };
             if !honoured {
-                self.execute(step, &cwd);
+                self.execute_from(step, &cwd, &start);
             }
             steps.push((verdict, !honoured));
         }
-        let after = self.snapshot();
+        let after = self.snapshot(case);
         let mut changed = Vec::new();
         let mut pushed = Vec::new();
         for (k, v) in &after.origin {
@@ -541,10 +695,22 @@ impl World {
                 changed.push(format!("base {k}"));
             }
         }
+        for (label, b, a) in [
+            ("file", &before.files, &after.files),
+            ("person", &before.person, &after.person),
+        ] {
+            for k in a.keys().chain(b.keys()).collect::<BTreeSet<_>>() {
+                if a.get(k) != b.get(k) {
+                    changed.push(format!("{label} {k}"));
+                }
+            }
+        }
         let effect = match case.effect.as_str() {
             "push" => changed.iter().any(|c| c.starts_with("origin")),
             "note" => changed.iter().any(|c| c.starts_with("notes")),
             "ref" => changed.iter().any(|c| c.starts_with("base")),
+            "file" => changed.iter().any(|c| c.starts_with("file ")),
+            "person" => changed.iter().any(|c| c.starts_with("person ")),
             other => panic!("{}: unknown effect {other}", case.id),
         };
         Outcome {
@@ -597,8 +763,46 @@ impl World {
     }
 }
 
+/// Where Claude Code runs a hook or a command for a session in `cwd`: there, or where
+/// the session started when `cwd` is gone.
+fn live_dir<'a>(cwd: &'a Path, start: &'a Path) -> &'a Path {
+    if cwd.is_dir() { cwd } else { start }
+}
+
 fn k_path(p: &Path) -> String {
     p.display().to_string()
+}
+
+fn toml_to_json(t: &toml::Table) -> Value {
+    serde_json::to_value(t).expect("a TOML table is JSON")
+}
+
+/// Every file under `p` (or `p` itself) with its bytes, symbolic links with their
+/// targets, and `p`'s absence, keyed under `label`.
+fn tree_of(p: &Path, label: &str, out: &mut BTreeMap<String, String>) {
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        out.insert(label.to_string(), "(absent)".into());
+        return;
+    };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(p).unwrap_or_default();
+        out.insert(label.to_string(), format!("-> {}", target.display()));
+    } else if meta.is_dir() {
+        out.insert(label.to_string(), "(dir)".into());
+        let Ok(entries) = std::fs::read_dir(p) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            tree_of(&e.path(), &format!("{label}/{name}"), out);
+        }
+    } else {
+        let bytes = std::fs::read(p).unwrap_or_default();
+        out.insert(
+            label.to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        );
+    }
 }
 
 /// Every ref under `prefixes` in a git directory: loose files and packed-refs lines.

@@ -84,6 +84,36 @@ pub fn statement(note: &Value) -> String {
 pub const NOW: &str = "2026-11-02T09:00:00Z";
 const GIT_DATE: &str = "2026-11-02T09:00:00+00:00";
 
+/// Whether building `hall` shows cargo's progress (the demo: a first build takes minutes,
+/// and a newcomer should see it move). Tests build it quietly.
+static LOUD_BUILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes [`hall_bin`] and [`test_double`] say what they build and show cargo's progress.
+pub fn build_loudly() {
+    LOUD_BUILD.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn cargo_build(package: &str, bin: &str, release: bool) {
+    let loud = LOUD_BUILD.load(std::sync::atomic::Ordering::Relaxed);
+    let mut build = Command::new(env!("CARGO"));
+    build.arg("build");
+    if loud {
+        eprintln!(
+            "(building `{bin}` with cargo; the first build on a new machine takes several minutes)"
+        );
+    } else {
+        build.arg("--quiet");
+    }
+    build
+        .args(["-p", package, "--bin", bin])
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if release {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "building {bin} failed");
+}
+
 /// The `hall` binary, built once per test process.
 pub fn hall_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -99,15 +129,11 @@ pub fn hall_bin() -> &'static Path {
         if dir.file_name().is_some_and(|n| n == "deps") {
             dir.pop();
         }
-        let mut build = Command::new(env!("CARGO"));
-        build
-            .args(["build", "--quiet", "-p", "hallmark", "--bin", "hall"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        let status = build.status().expect("cargo runs");
-        assert!(status.success(), "building hall failed");
+        cargo_build(
+            "hallmark",
+            "hall",
+            dir.file_name().is_some_and(|n| n == "release"),
+        );
         let bin = dir.join(format!("hall{}", std::env::consts::EXE_SUFFIX));
         assert!(bin.is_file(), "no hall binary at {}", bin.display());
         bin
@@ -118,15 +144,11 @@ pub fn hall_bin() -> &'static Path {
 /// that cargo didn't build it for (the demo).
 pub fn test_double(name: &str) -> PathBuf {
     let dir = hall_bin().parent().expect("profile dir").to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "--quiet", "-p", "hallmark-tests", "--bin", name])
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    if dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    let status = build.status().expect("cargo runs");
-    assert!(status.success(), "building {name} failed");
+    cargo_build(
+        "hallmark-tests",
+        name,
+        dir.file_name().is_some_and(|n| n == "release"),
+    );
     dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
@@ -513,6 +535,18 @@ impl Sandbox {
     /// the signing key lives.
     pub fn config_dir(&self) -> PathBuf {
         self.root.join("config")
+    }
+
+    /// The loop's checkout of item `id`, under this sandbox's cache directory.
+    pub fn loop_checkout(&self, id: &str) -> PathBuf {
+        let checkouts = self.root.join("cache/checkouts");
+        let repo_dir = std::fs::read_dir(&checkouts)
+            .expect("the loop's checkouts")
+            .flatten()
+            .find(|e| e.path().is_dir())
+            .expect("a repository's checkouts")
+            .path();
+        repo_dir.join(id)
     }
 
     /// The private key `hall` signs with in this sandbox (`signing_ed25519` in its config

@@ -40,6 +40,11 @@ fn fixer_runs(l: &Loop) -> usize {
         .count()
 }
 
+/// The loop's checkout of the item, under the sandbox's cache directory.
+fn loop_checkout(l: &Loop) -> std::path::PathBuf {
+    l.sb.loop_checkout(&l.id)
+}
+
 fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -191,7 +196,7 @@ fn setup_repo(runs: &Path, script: Value) -> Loop {
             ("package-lock.json", "{\"lockfileVersion\": 3}\n"),
             (
                 "setup.sh",
-                "echo run >> \"$1\"\nmkdir -p deps && cp package-lock.json deps/installed\n",
+                "mkdir -p deps && echo run >> \"$1\" && cp package-lock.json deps/installed\n",
             ),
         ],
         script,
@@ -200,12 +205,12 @@ fn setup_repo(runs: &Path, script: Value) -> Loop {
 
 #[test]
 fn setup_runs_once_before_the_checks_and_again_when_the_lockfile_changes() {
-    let root = tempfile::tempdir().unwrap();
-    let runs = root.path().join("setup-runs.log");
+    // Setup counts its runs inside the loop's checkout, the only place it may write.
+    let runs = Path::new("deps/setup-runs.log");
     // Round 1 fails its check (the fixer fixes lib.txt), round 2 is rejected (the fixer
     // changes the lockfile), round 3 is approved.
     let l = setup_repo(
-        &runs,
+        runs,
         json!({
             "review": [reject(), approve()],
             "fix": [
@@ -235,6 +240,7 @@ fn setup_runs_once_before_the_checks_and_again_when_the_lockfile_changes() {
         ]
     );
     // Three rounds of checks, two setups: the first checkout's, and the new lockfile's.
+    let runs = loop_checkout(&l).join(runs);
     assert_eq!(lines(&runs).len(), 2, "{:?}", lines(&runs));
     let setups = l.events_of(&l.id, "setup_run");
     assert_eq!(setups.len(), 2);
@@ -304,7 +310,7 @@ fn the_loops_checkout_sees_nothing_the_main_checkout_installed() {
     // A gate that walks up from where it runs, as node's resolver and python tools do,
     // and fails if it finds an installed package there; it says where it ran.
     let root = tempfile::tempdir().unwrap();
-    let ran_in = root.path().join("ran-in.txt");
+    let ran_in = Path::new("ran-in.txt");
     let check = "pwd -P > \"$1\"\nd=$(pwd -P)\nwhile [ \"$d\" != / ]; do\n  if [ -d \"$d/node_modules/left-pad\" ] || [ -d \"$d/.venv\" ]; then echo \"borrowed $d\"; exit 1; fi\n  d=$(dirname \"$d\")\ndone\n";
     let config = format!(
         "base = \"main\"\ngates = [\"sh check.sh {}\"]\n",
@@ -313,7 +319,7 @@ fn the_loops_checkout_sees_nothing_the_main_checkout_installed() {
     let l = repo_with(
         &config,
         check,
-        &[(".gitignore", "node_modules/\n.venv/\n")],
+        &[(".gitignore", "node_modules/\n.venv/\nran-in.txt\n")],
         json!({"review": [approve()]}),
     );
     // The main checkout has its own dependencies installed.
@@ -332,7 +338,8 @@ fn the_loops_checkout_sees_nothing_the_main_checkout_installed() {
     l.sb.hall(&l.wt, &["ready"]).ok();
     l.daemon();
     assert_eq!(l.kinds()[..3], ["created", "ready", "checks_passed"]);
-    let dir = std::fs::read_to_string(&ran_in).unwrap();
+    // The gate wrote where it ran into the loop's checkout (it may write nowhere else).
+    let dir = std::fs::read_to_string(loop_checkout(&l).join(ran_in)).unwrap();
     let dir = Path::new(dir.trim());
     let repo = l.sb.repo.canonicalize().unwrap();
     assert!(!dir.starts_with(&repo), "{}", dir.display());

@@ -33,6 +33,7 @@ fn world() -> (Sandbox, PathBuf) {
     );
     let home = sb.root.join("claude-home");
     std::fs::create_dir_all(&home).expect("mkdir");
+    setup(&sb, &home, &[]);
     let claude_dir = claude.parent().expect("bin dir").display().to_string();
     let path = format!("{claude_dir}:{}", std::env::var("PATH").unwrap_or_default());
     let home_s = home.display().to_string();
@@ -41,8 +42,6 @@ fn world() -> (Sandbox, PathBuf) {
         ("PATH", path.as_str()),
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
     ];
-    let setup = sb.hall_env(&sb.repo, &["setup", "claude"], &vars);
-    assert_eq!(setup.code, 0, "hall setup claude: {setup:?}");
     let doctor = sb.hall_env(&sb.repo, &["doctor"], &vars).ok();
     let plugin = doctor["checks"]
         .as_array()
@@ -55,6 +54,21 @@ fn world() -> (Sandbox, PathBuf) {
     (sb, home)
 }
 
+/// `hall setup claude <extra>` for the throwaway HOME, with the real CLI on PATH.
+fn setup(sb: &Sandbox, home: &Path, extra: &[&str]) {
+    let path = client_path();
+    let home_s = home.display().to_string();
+    let vars = [
+        ("HOME", home_s.as_str()),
+        ("PATH", path.as_str()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ];
+    let mut args = vec!["setup", "claude"];
+    args.extend_from_slice(extra);
+    let setup = sb.hall_env(&sb.repo, &args, &vars);
+    assert_eq!(setup.code, 0, "hall setup claude: {setup:?}");
+}
+
 fn run(stub: &StubServer, home: &Path, cwd: &Path, prompt: &str) -> ClaudeRun {
     let run = ClaudeCommand::new(stub, home, cwd, prompt)
         .run()
@@ -65,6 +79,28 @@ fn run(stub: &StubServer, home: &Path, cwd: &Path, prompt: &str) -> ClaudeRun {
 
 /// Runs the loop (`hall daemon run --until-idle`) with the real client as the model
 /// runner, against `stub`, and the GitHub simulator (driven by the real gh) for shipping.
+/// [`world`] with `config` committed on main and a new item, "Greeting": the sandbox,
+/// the client's HOME, the item and its worktree.
+fn greeting_item(config: &str, message: &str) -> (Sandbox, PathBuf, String, PathBuf) {
+    let (sb, home) = world();
+    std::fs::write(sb.repo.join(".hallmark.toml"), config).expect("config");
+    sb.git(&sb.repo, &["commit", "-qam", message]);
+    let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
+    let id = v["item"].as_str().expect("id").to_string();
+    let wt = sb.worktree(&id);
+    (sb, home, id, wt)
+}
+
+/// PATH with the real client's directory first.
+fn client_path() -> String {
+    let claude_dir = require_claude()
+        .parent()
+        .expect("bin dir")
+        .display()
+        .to_string();
+    format!("{claude_dir}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
 fn run_loop_with_real_client(
     sb: &Sandbox,
     home: &Path,
@@ -187,6 +223,10 @@ fn in_the_real_client_context_arrives_and_edits_and_note_writes_are_denied() {
 #[test]
 fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
     let (sb, home) = world();
+    // The push gate alone: with sessions confined (the default) a session can't write a
+    // local origin at all, hallmark or not (tests/tests/confined.rs); unconfined, the
+    // hook is what stands between the push and origin.
+    setup(&sb, &home, &["--no-confine"]);
     let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
     let id = v["item"].as_str().expect("id").to_string();
     let wt = sb.worktree(&id);
@@ -265,19 +305,10 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
 /// `hall` accepts the `structured_output` it returns, hallmarks and ships.
 #[test]
 fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict() {
-    let (sb, home) = world();
-    std::fs::write(
-        sb.repo.join(".hallmark.toml"),
+    let (sb, home, id, wt) = greeting_item(
         "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\n",
-    )
-    .expect("config");
-    sb.git(
-        &sb.repo,
-        &["commit", "-qam", "Review with the stub's model"],
+        "Review with the stub's model",
     );
-    let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
-    let id = v["item"].as_str().expect("id").to_string();
-    let wt = sb.worktree(&id);
     let sha = sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
     sb.hall(&wt, &["ready"]).ok();
 
@@ -343,19 +374,10 @@ fn the_real_client_runs_the_reviewer_command_line_and_hall_accepts_its_verdict()
 /// proposes the learning and writes the Gazette's words from it.
 #[test]
 fn the_real_client_runs_the_librarian_and_hall_proposes_what_it_distilled() {
-    let (sb, home) = world();
-    std::fs::write(
-        sb.repo.join(".hallmark.toml"),
+    let (sb, home, id, wt) = greeting_item(
         "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\nlibrarian_model = \"claude-haiku-5-5\"\n",
-    )
-    .expect("config");
-    sb.git(
-        &sb.repo,
-        &["commit", "-qam", "Review and distil with the stub's models"],
+        "Review and distil with the stub's models",
     );
-    let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
-    let id = v["item"].as_str().expect("id").to_string();
-    let wt = sb.worktree(&id);
     sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
     sb.hall(&wt, &["ready"]).ok();
     let verdict = serde_json::json!({"verdict": "approve", "summary": "A greeting.",
@@ -417,19 +439,10 @@ fn the_real_client_runs_the_librarian_and_hall_proposes_what_it_distilled() {
 /// answer, the one the room accepts.
 #[test]
 fn the_real_client_sends_back_a_verdict_the_schema_refuses() {
-    let (sb, home) = world();
-    std::fs::write(
-        sb.repo.join(".hallmark.toml"),
+    let (sb, home, id, wt) = greeting_item(
         "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\n",
-    )
-    .expect("config");
-    sb.git(
-        &sb.repo,
-        &["commit", "-qam", "Review with the stub's model"],
+        "Review with the stub's model",
     );
-    let v = sb.hall(&sb.repo, &["new", "--title", "Greeting"]).ok();
-    let id = v["item"].as_str().expect("id").to_string();
-    let wt = sb.worktree(&id);
     sb.commit(&wt, "greeting.txt", "hello\n", "Add a greeting");
     sb.hall(&wt, &["ready"]).ok();
 
@@ -494,12 +507,7 @@ fn the_real_client_runs_the_intake_command_line_and_hall_splits_on_its_plan() {
         {"title": "Signup endpoint", "paths": ["api/**"], "acceptance": "POST /signup answers 201."}
     ]});
     let stub = StubServer::start([Turn::tool_use("StructuredOutput", plan)]).expect("stub");
-    let claude_dir = require_claude()
-        .parent()
-        .expect("bin dir")
-        .display()
-        .to_string();
-    let path = format!("{claude_dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let path = client_path();
     let vars = client_vars(&home, &stub, &path);
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let run = sb.hall_env(&sb.repo, &["new", "A signup page and its endpoint"], &vars);
@@ -647,4 +655,94 @@ fn in_the_real_client_a_repeated_failure_is_nudged_when_observed_and_denied_when
         };
         assert_eq!(outcomes, want, "{mode}");
     }
+}
+
+/// The fixer's command line, run by the real client: the checkout's own Claude Code
+/// settings are never read (`--setting-sources user`), so a hook a branch planted in
+/// `.claude/settings.json` does not run, while the plugin's hooks (given with
+/// `--plugin-dir`) still gate the fixer: its push is refused.
+#[test]
+fn the_real_client_runs_the_fixer_with_the_plugin_s_hooks_and_none_of_the_checkout_s() {
+    let (sb, home, _id, wt) = greeting_item(
+        "base = \"main\"\n[budget]\nreview_model = \"claude-sonnet-5-5\"\nfix_model = \"claude-sonnet-5-5\"\n",
+        "Review and fix with the stub's model",
+    );
+    // The branch brings a project hook that would run outside any sandbox.
+    let marker = sb.root.join("planted-hook-ran");
+    let planted = serde_json::json!({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}],
+        "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}],
+    }});
+    std::fs::create_dir_all(wt.join(".claude")).expect("mkdir");
+    std::fs::write(wt.join(".claude/settings.json"), planted.to_string()).expect("plant");
+    // (Forced: Hallmark lists the sandbox's placeholder names in `info/exclude`.)
+    sb.git(&wt, &["add", "-f", ".claude/settings.json"]);
+    sb.commit(&wt, "greeting.txt", "helo\n", "Add a greeting");
+    sb.hall(&wt, &["ready"]).ok();
+
+    let reject = serde_json::json!({"verdict": "reject", "summary": "A typo.",
+        "lenses": lenses(), "learnings_used": [], "findings": [{"lens": "correctness",
+        "severity": "major", "file": "greeting.txt", "line": 1,
+        "scenario": "The greeting reads `helo`; a reader sees a typo."}]});
+    let stub = StubServer::start([
+        Turn::tool_use("StructuredOutput", reject),
+        // The fixer, steered by the code it reads: the user's credentials through a
+        // command and through the file tool, a push, then the fix with the file tool.
+        Turn::bash("cat ~/.aws/credentials; cat ~/.ssh/id_ed25519"),
+        Turn::tool_use(
+            "Read",
+            serde_json::json!({"file_path": home.join(".aws/credentials")}),
+        ),
+        Turn::bash("git push origin HEAD:refs/heads/rt-fixer"),
+        Turn::write(wt.join("greeting.txt"), "hello\n"),
+        Turn::text("Fixed the typo."),
+    ])
+    .expect("stub");
+    for (file, text) in [
+        (".aws/credentials", "aws_secret_access_key = AWS-SECRET-1\n"),
+        (".ssh/id_ed25519", "SSH-SECRET-2\n"),
+    ] {
+        std::fs::create_dir_all(home.join(file).parent().expect("dir")).expect("mkdir");
+        std::fs::write(home.join(file), text).expect("secret");
+    }
+    let run = run_loop_with_real_client(&sb, &home, &stub);
+    for turn in [2, 3] {
+        let got = tool_result(&stub, turn).to_string();
+        assert!(
+            !got.contains("AWS-SECRET-1") && !got.contains("SSH-SECRET-2"),
+            "the fixer read the user's credentials (turn {turn}): {got}\ndaemon: {run:?}"
+        );
+    }
+    let pushed = tool_result(&stub, 4).to_string();
+    assert!(
+        pushed.contains("GATE_DENIED") && pushed.contains("push"),
+        "the plugin's hook refused the fixer's push: {pushed}\ndaemon: {run:?}"
+    );
+    assert!(
+        !sb.git(&sb.origin, &["branch", "--list", "rt-fixer"])
+            .contains("rt-fixer")
+    );
+    let fixed = tool_result(&stub, 5);
+    assert_ne!(
+        fixed["is_error"], true,
+        "the fixer edited its worktree: {fixed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("greeting.txt")).expect("file"),
+        "hello\n"
+    );
+    assert!(
+        !marker.exists(),
+        "the checkout's own hook never ran in the loop's runs"
+    );
+
+    // The planted hook is a real one: a session that reads the checkout's settings runs it.
+    let control = StubServer::start([Turn::text("Hello.")]).expect("stub");
+    let _ = ClaudeCommand::new(&control, &home, &wt, "hi")
+        .run()
+        .expect("claude runs");
+    assert!(
+        marker.exists(),
+        "a plain session in the checkout ran the planted hook"
+    );
 }

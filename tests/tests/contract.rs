@@ -225,7 +225,7 @@ fn doctor_reports_each_check_with_its_fix() {
         names,
         [
             "git", "gh", "claude", "plugin", "daemon", "repo", "config", "edit", "journal",
-            "rooms", "gates", "index", "signers", "sessions"
+            "rooms", "gates", "index", "signers", "sessions", "loop",
         ]
     );
 }

@@ -315,10 +315,11 @@ fn questions_take_their_default_after_the_wait_and_answers_resume_the_session() 
         args[args.iter().position(|a| *a == "--resume").unwrap() + 1],
         "sess-1"
     );
+    // The default is the asking agent's own words: fenced as data.
+    let message = args.last().unwrap();
     assert!(
-        args.last()
-            .unwrap()
-            .contains("go ahead with the default: billed"),
+        message.contains("go ahead with the default you proposed")
+            && message.contains("begins: the default you proposed]\nbilled\n"),
         "{args:?}"
     );
     assert_eq!(calls[0]["cwd"], l.wt.display().to_string());

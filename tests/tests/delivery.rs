@@ -653,11 +653,11 @@ fn a_review_comment_is_answered_by_a_dev_run_and_its_reply_posted_once_with_the_
             && reason.contains(&format!("#{c} lib.txt:1 grace: Say why the cap is 3.")),
         "{reason}"
     );
-    // The reviewer read the reply with the change, before it went out.
+    // The reviewer read the reply with the change, before it went out, as data.
     let reviews = review_prompts(&l);
     assert_eq!(reviews.len(), 2, "{}", run.stderr);
     assert!(
-        reviews[1].contains(&format!("to comment #{c}: {answer}")),
+        reviews[1].contains(&format!("begins: the reply to comment #{c}]\n{answer}\n")),
         "{}",
         reviews[1]
     );

@@ -543,17 +543,22 @@ fn a_run_past_its_timeout_is_stopped_and_counts_as_failed() {
 
 #[test]
 fn an_external_fix_engine_gets_the_prompt_and_its_commit_is_resubmitted() {
-    let cfg = format!("{CONFIG}fixer = \"sh ../fix-engine.sh\"\n");
+    // The engine runs in the loop's jail: it reads what is under HOME, and writes only
+    // the item's worktree and the git files a commit there writes (so it leaves what it
+    // saw in the worktree's own git directory, not in the tree it commits).
+    let cfg = format!("{CONFIG}fixer = \"sh $HOME/fix-engine.sh\"\n");
     let l = Loop::new(&cfg, json!({"review": [approve()]}));
+    let engine = l.sb.home.join("fix-engine.sh");
     std::fs::write(
-        l.sb.root.join("fix-engine.sh"),
-        "cp \"$HALL_PROMPT_FILE\" ../engine-saw.md && echo \"$HALL_ACTOR\" >> ../engine-saw.md && printf 'attempts <= 3\\n' > lib.txt && git commit -qam 'Engine fix'\n",
+        &engine,
+        "saw=\"$(git rev-parse --absolute-git-dir)/engine-saw.md\" && cp \"$HALL_PROMPT_FILE\" \"$saw\" && echo \"$HALL_ACTOR\" >> \"$saw\" && printf 'attempts <= 3\\n' > lib.txt && git commit -qam 'Engine fix'\n",
     )
     .unwrap();
     l.sb.hall(&l.wt, &["ready"]).ok();
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed");
-    let saw = std::fs::read_to_string(l.sb.root.join("engine-saw.md")).unwrap();
+    let git_dir = l.sb.git(&l.wt, &["rev-parse", "--absolute-git-dir"]);
+    let saw = std::fs::read_to_string(Path::new(git_dir.trim()).join("engine-saw.md")).unwrap();
     assert!(
         saw.contains("`sh check.sh` exited 1") && saw.contains("expected <= in the limit check"),
         "{saw}"

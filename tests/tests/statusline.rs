@@ -175,21 +175,38 @@ fn setup_writes_the_status_line_and_keeps_one_the_user_has() {
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let settings = sb.home.join(".claude/settings.json");
+    // The status line alone: without `--no-confine` setup also merges the sandbox into
+    // the same file (tests/tests/confined.rs covers that).
 
     // A dry run says what it would write, and writes nothing.
     let dry = sb
-        .hall(&sb.repo, &["setup", "claude", "--statusline", "--dry-run"])
+        .hall(
+            &sb.repo,
+            &[
+                "setup",
+                "claude",
+                "--statusline",
+                "--dry-run",
+                "--no-confine",
+            ],
+        )
         .ok();
     assert_eq!(dry["statusline"]["outcome"], "would write");
     let command = dry["statusline"]["command"].as_str().unwrap().to_string();
     assert!(command.ends_with("/hall statusline"), "{command}");
     assert_eq!(dry["next"][0], "hall setup claude --statusline");
+    assert_eq!(dry["claude_settings"]["outcome"], "unchanged");
     assert!(!settings.exists());
 
     // A real run into a HOME with settings but no status line adds it, keeping the rest.
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(&settings, "{\n  \"model\": \"opus\"\n}\n").unwrap();
-    let done = sb.hall(&sb.repo, &["setup", "claude", "--statusline"]).ok();
+    let done = sb
+        .hall(
+            &sb.repo,
+            &["setup", "claude", "--statusline", "--no-confine"],
+        )
+        .ok();
     assert_eq!(done["statusline"]["outcome"], "written");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(
@@ -200,7 +217,10 @@ fn setup_writes_the_status_line_and_keeps_one_the_user_has() {
     // A user's own status line is never replaced: the reply says so, with what to do.
     let theirs = "{\"statusLine\": {\"type\": \"command\", \"command\": \"~/bin/line.sh\"}}\n";
     std::fs::write(&settings, theirs).unwrap();
-    let run = sb.hall(&sb.repo, &["setup", "claude", "--statusline"]);
+    let run = sb.hall(
+        &sb.repo,
+        &["setup", "claude", "--statusline", "--no-confine"],
+    );
     let kept = run.ok();
     assert_eq!(kept["statusline"]["outcome"], "kept");
     assert_eq!(kept["statusline"]["existing"], "~/bin/line.sh");

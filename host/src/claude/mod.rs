@@ -14,7 +14,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -160,7 +160,7 @@ impl<'a> Headless<'a> {
 /// Runs `claude <args>` to the end with no terminal (`hall setup claude`'s plugin
 /// commands).
 pub fn cli(args: &[String]) -> Result<()> {
-    let out = Command::new("claude")
+    let out = crate::platform::program("claude")
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -185,7 +185,7 @@ pub fn session(
     env: &[(&str, &Path)],
     args: &[String],
 ) -> Result<Option<i32>> {
-    let mut cmd = Command::new("claude");
+    let mut cmd = crate::platform::program("claude");
     cmd.current_dir(dir);
     if let Some(file) = settings {
         cmd.arg("--settings").arg(file);
@@ -203,7 +203,10 @@ pub fn session(
 
 /// `claude --version`'s first line, when claude runs.
 pub fn version() -> Option<String> {
-    let out = Command::new("claude").arg("--version").output().ok()?;
+    let out = crate::platform::program("claude")
+        .arg("--version")
+        .output()
+        .ok()?;
     crate::platform::first_line(&out)
 }
 
@@ -363,7 +366,7 @@ pub fn run(dir: &Path, stamp: &str, spec: &RunSpec) -> Result<RunOutcome> {
     .map_err(files(&lock))?;
     let stderr_path = dir.join(format!("{name}.stderr"));
     let stderr = std::fs::File::create(&stderr_path).map_err(files(&stderr_path))?;
-    let mut cmd = Command::new(&spec.program);
+    let mut cmd = crate::platform::program(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .stdin(Stdio::null())

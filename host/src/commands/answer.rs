@@ -46,6 +46,8 @@ fn resolve(answer: &str, options: &[String]) -> Result<String> {
 }
 
 pub fn run(ctx: &Ctx, args: &AnswerArgs) -> Result<Reply> {
+    // The question was put to a person; an agent answering it would decide for them.
+    let _you = ctx.person("answer", "answers a question put to a person")?;
     let hall = ctx.hall()?;
     let qid: QuestionId = args
         .qid

@@ -71,11 +71,7 @@ pub fn run(ctx: &Ctx, args: &BudgetArgs) -> Result<Reply> {
     let mut hall = ctx.hall()?;
     let mut changed = Vec::new();
     if !args.set.is_empty() {
-        if ctx.actor != "you" {
-            return Err(
-                HallError::new(Code::GateDenied, "budgets are set by a person").hint("hall budget"),
-            );
-        }
+        let _you = ctx.person("budget --set", "sets the loop's budget caps")?;
         let path = Config::path(&hall.repo.main_root);
         for a in &args.set {
             changed.push(set(&path, a)?);
@@ -84,12 +80,7 @@ pub fn run(ctx: &Ctx, args: &BudgetArgs) -> Result<Reply> {
     }
     let mut granted = None;
     if let Some(g) = &args.grant {
-        if ctx.actor != "you" {
-            return Err(
-                HallError::new(Code::GateDenied, "budget grants are given by a person")
-                    .hint("hall budget"),
-            );
-        }
+        let _you = ctx.person("budget --grant", "lets the loop spend past today's cap")?;
         let tokens = if g.trim().is_empty() {
             parse_tokens(&hall.config.budget.daily)
                 .ok()

@@ -6,6 +6,8 @@
 //! environment names the settings file, so the hooks can tell a confined session from
 //! one started with plain `claude`. `--unconfined` (or `[sessions] confine = false` in
 //! the user config) is the documented opt-out: the hooks still gate every tool call.
+//! Since every session is confined by the user settings `hall setup claude` writes, an
+//! unconfined session is given `--settings` too, turning the sandbox off for it alone.
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +28,7 @@ pub struct ClaudeReply {
     pub dir: String,
     /// Whether it ran in Claude Code's sandbox.
     pub confined: bool,
-    /// The settings file it was started with, when confined.
+    /// The settings file it was started with (the confinement, or turning it off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settings: Option<String>,
     /// `claude`'s exit code.
@@ -81,7 +83,19 @@ pub fn prepare_session(
     Ok((path, settings))
 }
 
-/// Starts `claude` in `checkout`, confined unless `unconfined`; returns its exit code.
+/// Writes the settings of a session the person chose to run unconfined (the sandbox
+/// off, whatever the user settings say); returns the file.
+fn unconfined_session(hall: &crate::hall::Hall, name: &str) -> Result<PathBuf> {
+    let dir = hall.journal.root().join("sessions");
+    std::fs::create_dir_all(&dir).at(&dir)?;
+    let path = dir.join(format!("unconfined-{name}.json"));
+    let text = serde_json::json!({ "sandbox": { "enabled": false } }).to_string();
+    crate::journal::file::write_atomic(&path, text.as_bytes()).at(&path)?;
+    Ok(path)
+}
+
+/// Starts `claude` in `checkout`, confined unless `unconfined`; returns the settings file
+/// it was given and its exit code.
 pub fn launch(
     hall: &crate::hall::Hall,
     checkout: &Path,
@@ -89,8 +103,9 @@ pub fn launch(
     unconfined: bool,
     args: &[String],
 ) -> Result<(Option<PathBuf>, Option<i32>)> {
-    let mut settings_file = None;
-    if !unconfined {
+    let settings_file = if unconfined {
+        unconfined_session(hall, name)?
+    } else {
         confine::available().map_err(|why| {
             HallError::new(
                 Code::CommandFailed,
@@ -99,24 +114,18 @@ pub fn launch(
             .hint(format!("hall claude {name} --unconfined"))
             .hint("hall doctor")
         })?;
-        let (path, _) = prepare_session(hall, checkout, name)?;
-        settings_file = Some(path);
-    }
-    let env: Vec<(&str, &Path)> = settings_file
-        .as_deref()
-        .map(|p| (SESSION_ENV, p))
-        .into_iter()
-        .collect();
-    let exit =
-        crate::claude::session(checkout, settings_file.as_deref(), &env, args).map_err(|e| {
-            HallError::new(
-                Code::CommandFailed,
-                format!("could not start `claude`: {e}"),
-            )
-            .hint("npm install -g @anthropic-ai/claude-code")
-            .hint("hall doctor")
-        })?;
-    Ok((settings_file, exit))
+        prepare_session(hall, checkout, name)?.0
+    };
+    let env = [(SESSION_ENV, settings_file.as_path())];
+    let exit = crate::claude::session(checkout, Some(&settings_file), &env, args).map_err(|e| {
+        HallError::new(
+            Code::CommandFailed,
+            format!("could not start `claude`: {e}"),
+        )
+        .hint("npm install -g @anthropic-ai/claude-code")
+        .hint("hall doctor")
+    })?;
+    Ok((Some(settings_file), exit))
 }
 
 pub fn run(ctx: &Ctx, args: &ClaudeArgs) -> Result<Reply> {
@@ -150,7 +159,7 @@ pub fn run(ctx: &Ctx, args: &ClaudeArgs) -> Result<Reply> {
     let (settings, exit) = launch(&hall, &checkout, &name, unconfined, &args.claude_args)?;
     let reply = ClaudeReply {
         dir: checkout.display().to_string(),
-        confined: settings.is_some(),
+        confined: !unconfined,
         settings: settings.map(|p| p.display().to_string()),
         exit,
         next: vec![format!("hall status {name}"), format!("hall claude {name}")],

@@ -105,6 +105,17 @@ fn text(r: &DaemonReply) -> String {
         for p in &s.paused {
             t.push_str(&format!("\npaused: {p}"));
         }
+        if let Some(env) = s.environment.as_ref().filter(|_| r.running) {
+            let programs: Vec<String> = env
+                .programs
+                .iter()
+                .map(|(name, file)| format!("{name} = {file}"))
+                .collect();
+            t.push_str(&format!("\nruns: {}", programs.join(", ")));
+            for refused in &env.refused {
+                t.push_str(&format!("\nleft out of PATH: {refused}"));
+            }
+        }
     }
     for l in &r.leases {
         t.push_str(&format!(
@@ -139,6 +150,7 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
             Ok(Reply::new(&r, t))
         }
         DaemonCmd::Stop => {
+            ctx.person("daemon stop", "stops the loop a person started")?;
             let Some(mut s) = daemon::read_state() else {
                 let r = status_reply(ctx, None);
                 let t = text(&r);
@@ -156,6 +168,9 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
             Ok(Reply::new(&r, t))
         }
         DaemonCmd::Start { at_login } => {
+            // The loop signs with the person's key and runs their `claude`: only a
+            // person starts it, and it keeps the programs it finds now.
+            let you = ctx.person("daemon start", "starts the loop, which signs with your key")?;
             if let Some(s) = daemon::read_state()
                 && daemon::alive(&s)
                 && !s.stop
@@ -166,7 +181,7 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
             }
             let mut warnings = Vec::new();
             let (service, background) = if *at_login {
-                let (label, not_started) = daemon::install_at_login()?;
+                let (label, not_started) = daemon::install_at_login(you)?;
                 match not_started {
                     None => (Some(label), false),
                     Some(why) => {
@@ -180,7 +195,7 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
                 (None, true)
             };
             if background {
-                let pid = daemon::spawn_background()?;
+                let pid = daemon::spawn_background(you)?;
                 // The child writes its own state; give it a moment so status is true.
                 for _ in 0..50 {
                     if daemon::read_state().is_some_and(|s| s.pid == pid && s.heartbeat_unix > 0) {
@@ -198,6 +213,7 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
             repo,
             tick,
         } => {
+            let you = ctx.person("daemon run", "runs the loop, which signs with your key")?;
             if !tick.is_finite() || *tick < 0.0 {
                 return Err(HallError::usage("--tick takes a number of seconds, e.g. 2"));
             }
@@ -215,6 +231,7 @@ pub fn run(ctx: &Ctx, cmd: &DaemonCmd) -> Result<Reply> {
                 daemon::Until::Stopped
             };
             let log = daemon::run(
+                you,
                 repos,
                 until,
                 Duration::from_secs_f64(*tick),

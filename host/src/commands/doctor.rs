@@ -112,6 +112,12 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
                 add("index", true, check_index(&journal));
                 add("signers", false, check_signers(&repo));
                 add("sessions", false, check_sessions());
+                // Without the sandbox the loop holds every item at its checks rather
+                // than run its code with the key in reach: that fails doctor.
+                if let Some(h) = hall.as_ref() {
+                    let (required, result) = check_loop(h);
+                    add("loop", required, result);
+                }
             }
         }
     }
@@ -309,6 +315,29 @@ fn check_sessions() -> std::result::Result<String, (String, String)> {
     crate::hall::confine::available()
         .map(|_| "`hall claude` starts sessions in Claude Code's sandbox".to_string())
         .map_err(|why| (why, "install what is named, then `hall claude`".to_string()))
+}
+
+/// Whether the loop can run an item's code (checks, setup, a fix engine) confined, and
+/// whether it matters: a missing sandbox holds every item (required); the person's own
+/// opt-out is said, loudly, as a warning.
+fn check_loop(hall: &super::Hall) -> (bool, std::result::Result<String, (String, String)>) {
+    let result = match crate::hall::confine::Jail::new(hall) {
+        Ok(j) if j.confined() => Ok(format!(
+            "the item's checks, setup and fix engine run in {}",
+            crate::sandbox::find()
+                .map(|s| s.name())
+                .unwrap_or("the sandbox")
+        )),
+        Ok(_) => Err((
+            "the loop runs the item's code UNCONFINED ([loop] confine = false in your config): its tests can read your signing key".into(),
+            "hall config set --user loop.confine=true".into(),
+        )),
+        Err(e) => {
+            let fix = e.next.first().cloned().unwrap_or_else(|| "hall doctor".into());
+            return (true, Err((e.reason, fix)));
+        }
+    };
+    (false, result)
 }
 
 /// The exit code when a required check fails (see the module's comment).

@@ -118,6 +118,14 @@ pub fn run(ctx: &Ctx, args: &InboxArgs) -> Result<Reply> {
     let all = entries(&index)?;
     let visible: Vec<Entry> = all.iter().filter(|e| !e.dismissed).cloned().collect();
     if args.dismiss || args.clear {
+        let _you = ctx.person(
+            if args.clear {
+                "inbox --clear"
+            } else {
+                "inbox --dismiss"
+            },
+            "hides what waits for a person",
+        )?;
         let targets: Vec<Entry> = if args.clear {
             visible.clone()
         } else {

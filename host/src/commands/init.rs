@@ -88,6 +88,12 @@ impl DetectionReply {
 }
 
 pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
+    // It records the base branch the rules are read from, writes the rules, registers
+    // the repository for the loop and can trust a signer: a person's to do.
+    let you = ctx.person(
+        "init",
+        "sets up a repository: the branch its rules come from, its rules and its signers",
+    )?;
     let repo = ctx.repo()?;
     let root = repo.main_root.clone();
     let journal = Journal::new(repo.hall_dir());
@@ -179,6 +185,19 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
 
     let registered = crate::hall::registry::register(&root).is_ok();
     let mut warnings = Vec::new();
+    // Sessions confined by the user settings (`hall setup claude`) keep out of this
+    // repository's journal and git internals too, from now on.
+    if registered && crate::hall::claude_settings::confining() && super::claude_confine_by_default()
+    {
+        match crate::hall::claude_settings::confine_sessions(you, true, false) {
+            Ok(m) if m.outcome == "written" => wrote.push(m.settings),
+            Ok(_) => {}
+            Err(e) => warnings.push(format!(
+                "sessions confined by Claude Code's user settings don't keep out of this repository yet: {}",
+                e.message
+            )),
+        }
+    }
     match crate::sign::ensure_key() {
         Ok(k) if k.created => wrote.push(k.path.display().to_string()),
         Ok(_) => {}

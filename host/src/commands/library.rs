@@ -99,7 +99,7 @@ pub fn run(ctx: &Ctx, cmd: &LibraryCmd) -> Result<Reply> {
         }
         LibraryCmd::Review { accept, reject } => review(ctx, &library, accept, reject, &stamp),
         LibraryCmd::Retire { id, undo, reason } => {
-            ctx.refuse_agent("library retire", "changes what every later review is told")?;
+            ctx.person("library retire", "changes what every later review is told")?;
             let id = parse_id(id)?;
             let l = if *undo {
                 library.restore(id, &stamp)?
@@ -121,7 +121,7 @@ pub fn run(ctx: &Ctx, cmd: &LibraryCmd) -> Result<Reply> {
             show_reply(&library, l, "")
         }
         LibraryCmd::Distill { items } => {
-            ctx.refuse_agent(
+            ctx.person(
                 "library distill",
                 "runs the librarian, which changes the Library",
             )?;
@@ -130,7 +130,7 @@ pub fn run(ctx: &Ctx, cmd: &LibraryCmd) -> Result<Reply> {
         LibraryCmd::Export { out } => export(&library, out.as_ref()),
         LibraryCmd::Import { file } => {
             // An export file carries learnings already accepted.
-            ctx.refuse_agent("library import", "changes what every later review is told")?;
+            ctx.person("library import", "changes what every later review is told")?;
             import(&hall, &library, file.as_ref(), &stamp)
         }
     }
@@ -312,7 +312,7 @@ fn review(
 ) -> Result<Reply> {
     if !accept.is_empty() || !reject.is_empty() {
         // Settling the Library is a person's call, like a verdict.
-        ctx.refuse_agent("library review", "changes what every later review is told")?;
+        ctx.person("library review", "changes what every later review is told")?;
     }
     let accept: Vec<LearningId> = accept.iter().map(|s| parse_id(s)).collect::<Result<_>>()?;
     let reject: Vec<LearningId> = reject.iter().map(|s| parse_id(s)).collect::<Result<_>>()?;

@@ -197,14 +197,13 @@ fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
             statusline,
         })) => {
             // It changes Claude Code's settings and whether later sessions are
-            // confined: a person's call, never a session's (a dry run only shows).
-            if !dry_run {
-                ctx.refuse_agent(
-                    "setup claude",
-                    "changes Claude Code's settings and the confinement of later sessions",
-                )?;
-            }
-            setup::claude(dry_run, no_confine, statusline)
+            // confined: a person's call, never a session's. Even a dry run: what it
+            // shows is where the person's key and settings are.
+            let you = ctx.person(
+                "setup claude",
+                "changes Claude Code's settings and the confinement of every later session",
+            )?;
+            setup::claude(you, dry_run, no_confine, statusline)
         }
         Some(Cmd::New(a)) => new::run(ctx, &a),
         Some(Cmd::Claude(a)) => claude::run(ctx, &a),

@@ -9,6 +9,9 @@ use crate::item::{Action, HoldKind};
 
 pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<Reply> {
     ctx.refuse_fixer("retry")?;
+    // Another round past the reviewer's limit, or the release of a hold (a budget
+    // hold's with more tokens): the person's call on the item.
+    let _you = ctx.person("retry", "lets an item go on past what stopped it")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     let explicit = match &args.tokens {

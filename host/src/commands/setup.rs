@@ -7,6 +7,12 @@
 //! Setup also makes the user's hallmark signing key when there is none (see
 //! `crate::sign`). With `--statusline` it also makes `hall statusline` Claude Code's
 //! status line, in the user's `~/.claude/settings.json`, unless one is set already.
+//!
+//! Unless told `--no-confine`, setup also confines every later session of the user,
+//! however it is started (plain `claude` too): Claude Code's user settings get the
+//! sandbox, strict, with the signing key, the journals and git's internals of every
+//! registered repository out of reach (`hall::claude_settings`). `hall init` adds a
+//! newly registered repository's paths there.
 
 use serde::Serialize;
 
@@ -28,8 +34,11 @@ pub struct SetupReply {
     pub commands: Vec<String>,
     /// The private key hallmarks are signed with (made when it was missing).
     pub signing_key: String,
-    /// Whether `hall claude` starts sessions in Claude Code's sandbox.
+    /// Whether sessions run in Claude Code's sandbox.
     pub sessions: SessionsSetup,
+    /// What was merged into Claude Code's user settings (or taken out again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claude_settings: Option<crate::hall::claude_settings::Merged>,
     /// The status line, when `--statusline` asked for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statusline: Option<StatuslineSetup>,
@@ -139,7 +148,8 @@ pub fn set_statusline(
 /// How sessions are confined (see docs/security.md).
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct SessionsSetup {
-    /// `hall claude` and `hall new --open` start sessions confined.
+    /// Every session runs confined: `hall claude`'s and `hall new --open`'s by their own
+    /// settings, any other by Claude Code's user settings.
     pub confine: bool,
     /// Whether this machine can run the sandbox.
     pub available: bool,
@@ -166,7 +176,12 @@ fn record_confine(confine: bool) -> Result<()> {
     crate::journal::file::write_atomic(&path, doc.to_string().as_bytes()).at(&path)
 }
 
-pub fn claude(dry_run: bool, no_confine: bool, statusline: bool) -> Result<Reply> {
+pub fn claude(
+    you: &crate::hall::person::Person,
+    dry_run: bool,
+    no_confine: bool,
+    statusline: bool,
+) -> Result<Reply> {
     let root = marketplace_dir().ok_or_else(|| HallError::internal("no user data directory"))?;
     let plugin = root.join("hallmark");
     let hall = this_hall()?;
@@ -238,8 +253,26 @@ pub fn claude(dry_run: bool, no_confine: bool, statusline: bool) -> Result<Reply
     };
     if let (false, Some(m)) = (no_confine, &missing) {
         warnings.push(format!(
-            "{m}; until then `hall claude` refuses to start a session unconfined unless told `--unconfined`"
+            "{m}; until then sessions are not confined by the user settings, and `hall claude` refuses to start one unconfined unless told `--unconfined` (run `hall setup claude` again once it is installed)"
         ));
+    }
+    // With the sandbox missing, `failIfUnavailable` would stop every session from
+    // starting: the user settings get Hallmark's part only where it can run.
+    let claude_settings = match (no_confine, &missing) {
+        (false, Some(_)) => None,
+        (confine_none, _) => Some(crate::hall::claude_settings::confine_sessions(
+            you,
+            !confine_none,
+            dry_run,
+        )?),
+    };
+    if let Some(m) = &claude_settings {
+        for r in &m.replaced {
+            warnings.push(format!(
+                "{}: your {r} is replaced while sessions are confined (`hall setup claude --no-confine` puts it back)",
+                m.settings
+            ));
+        }
     }
     let statusline = if statusline {
         let home = dirs::home_dir().ok_or_else(|| {
@@ -286,6 +319,7 @@ pub fn claude(dry_run: bool, no_confine: bool, statusline: bool) -> Result<Reply
         commands,
         signing_key,
         sessions,
+        claude_settings,
         statusline,
         next,
     };
@@ -308,8 +342,21 @@ pub fn claude(dry_run: bool, no_confine: bool, statusline: bool) -> Result<Reply
         },
         None => String::new(),
     };
+    let confine_text = match &reply.claude_settings {
+        Some(m) if !no_confine => format!(
+            "{} sessions, however they are started, in Claude Code's sandbox: {} ({}).\n",
+            if dry_run { "Would confine" } else { "Confines" },
+            m.settings,
+            m.outcome
+        ),
+        Some(m) => format!(
+            "Sessions are not confined: Hallmark's entries are out of {} ({}).\n",
+            m.settings, m.outcome
+        ),
+        None => String::new(),
+    };
     let text = format!(
-        "{} the Hallmark plugin in {} (hooks call {}).\n{}\n{status_text}{}",
+        "{} the Hallmark plugin in {} (hooks call {}).\n{}\n{confine_text}{status_text}{}",
         if dry_run {
             "Would install"
         } else {

@@ -11,7 +11,7 @@ use crate::item::{Action, fold};
 use crate::office::{review, verdict};
 
 pub fn run(ctx: &Ctx, args: &VerdictArgs) -> Result<Reply> {
-    ctx.refuse_agent("verdict", "records a person's verdict")?;
+    let _you = ctx.person("verdict", "records a person's verdict")?;
     let hall = ctx.hall()?;
     let id = hall.resolve(args.id.as_deref())?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {

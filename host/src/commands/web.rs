@@ -19,8 +19,9 @@ pub struct WebTokenReply {
 }
 
 pub fn run(ctx: &Ctx, cmd: &WebCmd) -> Result<Reply> {
-    // A token lets a script act as you through the web app: a person's to make.
-    ctx.refuse_agent("web token", "makes credentials that act as you")?;
+    // A token lets a script act as you through the web app: a person's to make, to
+    // revoke and to list.
+    let you = ctx.person("web token", "manages credentials that act as you")?;
     let dir = crate::platform::config_dir().ok_or_else(|| {
         HallError::internal("there is no user config directory to keep web tokens in")
             .hint("HALL_CONFIG_DIR=<dir> hall web token list")
@@ -28,14 +29,14 @@ pub fn run(ctx: &Ctx, cmd: &WebCmd) -> Result<Reply> {
     let WebCmd::Token(cmd) = cmd;
     let (token, text) = match cmd {
         WebTokenCmd::Create { name } => {
-            let token = web_tokens::create(&dir, name, &ctx.stamp)?;
+            let token = web_tokens::create(you, &dir, name, &ctx.stamp)?;
             let text = format!(
                 "{token}\nshown once: send it as `Authorization: Bearer <token>`; `hall web token revoke {name}` ends it"
             );
             (Some(token), text)
         }
         WebTokenCmd::Revoke { name } => {
-            web_tokens::revoke(&dir, name)?;
+            web_tokens::revoke(you, &dir, name)?;
             (None, format!("revoked `{name}`"))
         }
         WebTokenCmd::List => (None, String::new()),

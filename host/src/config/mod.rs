@@ -320,6 +320,10 @@ pub struct Sandbox {
     pub deny_read: Vec<String>,
     /// Environment variables removed from every run.
     pub remove_env: Vec<String>,
+    /// Which of the loop's runs of the item's code may reach the network beyond
+    /// loopback: `"setup"`, `"checks"`, `"fixer"` (a fix engine that isn't Claude
+    /// Code), or one command exactly as it is listed. Empty (the default): none.
+    pub network: Vec<String>,
 }
 
 impl Default for Config {
@@ -587,6 +591,13 @@ impl Config {
         } else {
             format!("setup = {}", list(setup))
         };
+        // The loop runs the item's code offline unless this says otherwise; setup
+        // usually downloads what it installs.
+        let network_line = if setup.is_empty() {
+            "# network = []             # \"setup\", \"checks\", \"fixer\" or a command".to_string()
+        } else {
+            "network = [\"setup\"]       # setup downloads; the checks run offline".to_string()
+        };
         format!(
             "# Hallmark configuration. Every key is optional; `hall schema config` describes them.\n\
              base = {base}\n\
@@ -621,7 +632,9 @@ impl Config {
              # daily = \"4M\"\n\
              # per_item = \"800k\"\n\
              # review_model = \"opus\"\n\
-             # fix_model = \"sonnet\"\n",
+             # fix_model = \"sonnet\"\n\
+             \n[sandbox]\n\
+             {network_line}\n",
             base = toml::Value::String(base.to_string()),
             worktree = toml::Value::String(d.worktree),
             branch = toml::Value::String(d.branch),
@@ -674,15 +687,20 @@ mod tests {
         assert_eq!(c.base, "trunk");
         assert_eq!(c.checks, ["cargo test"]);
         assert_eq!(c.setup, ["npm ci"]);
+        // Setup usually downloads: the template lets it reach the network, and only it.
+        assert_eq!(c.sandbox.network, ["setup"]);
         assert_eq!(
             Config {
                 base: "main".into(),
                 checks: vec![],
                 setup: vec![],
+                sandbox: Sandbox::default(),
                 ..c
             },
             Config::default()
         );
+        let none = parse(&Config::template("main", &[], &[])).expect("parses");
+        assert!(none.sandbox.network.is_empty(), "no setup, no network");
     }
 
     #[test]

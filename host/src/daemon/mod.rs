@@ -8,11 +8,14 @@
 //! another. A daily budget that is spent pauses the model workers (review, fix,
 //! resume); checks and shipping go on.
 //!
-//! State lives in `<data dir>/daemon/state.json`: the pid, a heartbeat, and the stop
-//! flag `hall daemon stop` sets, which works the same on every OS. The daemon stops by
+//! State lives in `<data dir>/daemon/state.json`: the pid, a heartbeat, the programs and
+//! `PATH` it resolved at its start (`environment.rs`), and the stop flag `hall daemon
+//! stop` sets, which works the same on every OS. Only a person starts it (the loop signs
+//! with their key), from outside every agent session. The daemon stops by
 //! itself, saying why in its log, when its data directory is gone, or when every
 //! repository it was told to run (`--repo`, `--until-idle`) is.
 
+pub mod environment;
 mod service;
 
 use std::collections::{HashMap, HashSet};
@@ -21,6 +24,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use environment::Environment;
 pub use service::{install_at_login, spawn_background, spawn_detached};
 
 use crate::clock::Clock;
@@ -45,6 +49,9 @@ pub struct DaemonState {
     /// A paused reason per repo (the daily budget).
     #[serde(default)]
     pub paused: Vec<String>,
+    /// The programs and `PATH` it runs with, resolved at its start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
 }
 
 pub fn dir() -> Result<PathBuf> {
@@ -151,6 +158,8 @@ pub struct Scheduler {
     /// When each repository's merger may run next (the wall clock: `HALL_NOW` may
     /// stand still).
     next_merge: HashMap<PathBuf, std::time::Instant>,
+    /// When each repository's base may be fetched from origin again (the wall clock).
+    next_fetch: HashMap<PathBuf, std::time::Instant>,
     /// How long the watch of a repository waits after GitHub's rate limit, doubled on
     /// each refusal in a row.
     backoff: HashMap<PathBuf, Duration>,
@@ -185,6 +194,7 @@ impl Scheduler {
             log: Vec::new(),
             next_watch: HashMap::new(),
             next_merge: HashMap::new(),
+            next_fetch: HashMap::new(),
             backoff: HashMap::new(),
             said: HashSet::new(),
             after_pass: None,
@@ -496,6 +506,7 @@ impl Scheduler {
     /// One pass over one repository: returns how many workers it started, and the
     /// pause reason when the daily budget stops the model workers.
     fn pass(&mut self, repo: &Path) -> Result<(usize, Option<String>)> {
+        self.refresh_base(repo);
         let hall = open(repo)?;
         let ctx = Ctx::at(hall.repo.main_root.clone(), self.clock, "daemon");
         lease::renew(hall.journal.root(), &self.holder, lease::ttl())?;
@@ -574,6 +585,51 @@ impl Scheduler {
         Ok((started, paused))
     }
 
+    /// Fetches the repository's base from origin before its pass reads the rules, so a
+    /// gate added upstream gates the next step even when the local branch is behind:
+    /// once a pass, no more often than every [`FETCH_EVERY`], within
+    /// [`crate::hall::rules::FETCH_LIMIT`]. A failure is said once (and again after a
+    /// success), and the rules then come from what the clone has.
+    fn refresh_base(&mut self, repo: &Path) {
+        let now = std::time::Instant::now();
+        if self.next_fetch.get(repo).is_some_and(|at| now < *at) {
+            return;
+        }
+        self.next_fetch
+            .insert(repo.to_path_buf(), now + FETCH_EVERY);
+        let Ok(found) = Repo::discover(repo) else {
+            return;
+        };
+        const SAID: &str = "fetching the base from origin failed";
+        let fetched = crate::hall::rules::fetch_base(&found);
+        let base = crate::hall::rules::base_name(&found);
+        let tip = crate::hall::rules::base_tip(&found, &base);
+        let from = tip
+            .as_ref()
+            .map(|t| format!("{} at {}", t.reference, crate::item::sha::short(&t.sha)))
+            .unwrap_or_else(|| "nothing yet".into());
+        match fetched {
+            Ok(_) => self.said.retain(|(r, d)| r != repo || !d.starts_with(SAID)),
+            Err(e)
+                if !self
+                    .said
+                    .iter()
+                    .any(|(r, d)| r == repo && d.starts_with(SAID)) =>
+            {
+                let did = format!("{SAID} ({e}); the rules come from {from}");
+                self.say_once(repo, None, "daemon", did);
+            }
+            Err(_) => {}
+        }
+        if let Some(theirs) = tip.as_ref().and_then(|t| t.diverged.as_ref()) {
+            let did = format!(
+                "{base} and origin/{base} ({}) have diverged; the rules come from {from}, the local one",
+                crate::item::sha::short(theirs)
+            );
+            self.say_once(repo, None, "daemon", did);
+        }
+    }
+
     /// Starts a repository-wide job (`num` 0 for the resumes, `u32::MAX` for the
     /// librarian, [`NOTIFY_JOB`]) unless one is running, as `role` with `actor` in the journal: `work`
     /// says what it did, a line each. Returns how many jobs it started.
@@ -620,6 +676,9 @@ impl Scheduler {
     }
 }
 
+/// How often the daemon fetches a repository's base from origin at most.
+const FETCH_EVERY: Duration = Duration::from_secs(30);
+
 /// The notify worker's job key.
 const NOTIFY_JOB: u32 = u32::MAX - 1;
 
@@ -629,15 +688,32 @@ fn item_of(num: u32) -> Option<ItemId> {
     (num != 0 && num != u32::MAX && num != NOTIFY_JOB).then_some(ItemId(num))
 }
 
-/// Runs the daemon loop in this process; `after_pass` is called with each repository
-/// after its pass.
+/// Runs the daemon loop in this process, for the person `_you`: its programs and `PATH`
+/// are resolved and pinned first (see [`environment`]); `after_pass` is called with each
+/// repository after its pass.
 pub fn run(
+    _you: &crate::hall::person::Person,
     repos: Option<Vec<PathBuf>>,
     until: Until,
     tick: Duration,
     after_pass: fn(&Hall),
 ) -> Result<Vec<LogLine>> {
-    let scheduler = Scheduler::new(repos, until, tick).after_pass(after_pass);
+    let env = environment::for_repos(repos.as_deref())?;
+    if let Some(pinned) = crate::platform::pinned() {
+        // Pinned once per process; a second run in the same process keeps the first.
+        if *pinned != env.pinned() {
+            return Err(HallError::internal(
+                "this process already runs the loop with other programs",
+            ));
+        }
+    } else {
+        let _ = crate::platform::pin(env.pinned());
+    }
+    for line in &env.refused {
+        eprintln!("hall daemon: PATH entry left out: {line}");
+    }
+    let mut scheduler = Scheduler::new(repos, until, tick).after_pass(after_pass);
+    scheduler.state.environment = Some(env);
     write_state(&scheduler.state)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -3,8 +3,11 @@
 
 use crate::error::{HallError, IoContext, Result};
 
-/// Starts `hall daemon run` in the background, detached, logging to `daemon.log`.
-pub fn spawn_background() -> Result<u32> {
+/// Starts `hall daemon run` in the background, detached, logging to `daemon.log`, for
+/// the person `_you`, with the `PATH` the daemon will keep (see `environment.rs`; the
+/// daemon resolves it again, to the same).
+pub fn spawn_background(_you: &crate::hall::person::Person) -> Result<u32> {
+    let env = super::environment::for_repos(None)?;
     let exe = std::env::current_exe()
         .map_err(|e| HallError::internal(format!("this hall's path can't be read: {e}")))?;
     let d = super::dir()?;
@@ -17,6 +20,7 @@ pub fn spawn_background() -> Result<u32> {
         .at(&log_path)?;
     let mut cmd = std::process::Command::new(&exe);
     cmd.args(["daemon", "run"])
+        .env("PATH", &env.path)
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone().at(&log_path)?)
         .stderr(log);
@@ -42,10 +46,12 @@ pub fn spawn_detached(args: &[&str], dir: &std::path::Path) -> Result<u32> {
 }
 
 /// Installs `hall daemon run` as a user service that starts at login (a systemd user
-/// unit, a launchd agent, …), through service-manager, and asks it to start now. Returns
-/// the service's label, and why starting it now failed (a machine without a user
-/// session bus, say), in which case the caller starts the daemon itself.
-pub fn install_at_login() -> Result<(String, Option<String>)> {
+/// unit, a launchd agent, …), through service-manager, and asks it to start now, for the
+/// person `_you`. The service file records the environment resolved now: the `PATH`
+/// the daemon keeps (not the service manager's own) and the data, config and cache
+/// directories. Returns the service's label, and why starting it now failed (a machine
+/// without a user session bus, say), in which case the caller starts the daemon itself.
+pub fn install_at_login(_you: &crate::hall::person::Person) -> Result<(String, Option<String>)> {
     use service_manager::{
         RestartPolicy, ServiceInstallCtx, ServiceLabel, ServiceLevel, ServiceManager,
         ServiceStartCtx,
@@ -62,11 +68,15 @@ pub fn install_at_login() -> Result<(String, Option<String>)> {
     manager
         .set_level(ServiceLevel::User)
         .map_err(|e| failed("user-level services are not available", e))?;
-    // The daemon must see the same data, config and cache directories as this process.
-    let environment: Vec<(String, String)> = ["HALL_DATA_DIR", "HALL_CONFIG_DIR", "HALL_CACHE_DIR"]
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-        .collect();
+    // The daemon must see the same data, config and cache directories as this process,
+    // and the PATH it resolved its programs on.
+    let resolved = super::environment::for_repos(None)?;
+    let mut environment: Vec<(String, String)> =
+        ["HALL_DATA_DIR", "HALL_CONFIG_DIR", "HALL_CACHE_DIR"]
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+    environment.push(("PATH".into(), resolved.path));
     let program = std::env::current_exe()
         .map_err(|e| HallError::internal(format!("this hall's path can't be read: {e}")))?;
     manager
@@ -77,7 +87,7 @@ pub fn install_at_login() -> Result<(String, Option<String>)> {
             contents: None,
             username: None,
             working_directory: None,
-            environment: (!environment.is_empty()).then_some(environment),
+            environment: Some(environment),
             autostart: true,
             restart_policy: RestartPolicy::OnFailure {
                 delay_secs: Some(10),

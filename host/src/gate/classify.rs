@@ -40,6 +40,10 @@ const RUNNERS: &[&str] = &[
     "earthly",
 ];
 
+/// How many commands may be classified inside one another (wrappers, aliases, nested
+/// shells together) before the rest is unfollowable.
+const MAX_WRAPPED: usize = 64;
+
 impl Walker<'_> {
     /// Keeps the first words of a simple command for [`super::kind`].
     fn note_program(&mut self, argv: &[Arg]) {
@@ -64,7 +68,36 @@ impl Walker<'_> {
     }
 
     /// Classifies one simple command. `env` holds its prefix assignments.
+    ///
+    /// Wrappers classify the command they wrap, so a chain of them (`env env env … git
+    /// push`) recurses; past [`MAX_WRAPPED`] the chain is unfollowable, and what it ends
+    /// in is still classified from its last `git`, `gh` or `hub` word, so parse mode sees
+    /// a push there. Unbounded, a long chain overflowed the stack, and a hook that dies
+    /// lets the call through.
     pub(super) fn classify(&mut self, argv: Vec<Arg>, env: Vec<(String, Arg)>, stdin: Stdin) {
+        if self.wrapped >= MAX_WRAPPED {
+            self.unfollowable(format!(
+                "it nests commands in wrappers more than {MAX_WRAPPED} deep, more than the guard follows"
+            ));
+            let tail = argv.iter().rposition(|a| {
+                let name = basename(&a.text);
+                matches!(name, "git" | "gh" | "hub") || name.starts_with("git-")
+            });
+            if self.wrapped == MAX_WRAPPED
+                && let Some(i) = tail.filter(|&i| i > 0)
+            {
+                self.wrapped += 1;
+                self.classify_one(argv[i..].to_vec(), env, stdin);
+                self.wrapped -= 1;
+            }
+            return;
+        }
+        self.wrapped += 1;
+        self.classify_one(argv, env, stdin);
+        self.wrapped -= 1;
+    }
+
+    fn classify_one(&mut self, argv: Vec<Arg>, env: Vec<(String, Arg)>, stdin: Stdin) {
         let Some(first) = argv.first() else {
             return;
         };
@@ -73,6 +106,11 @@ impl Walker<'_> {
         if first.dynamic || first.text.contains(['*', '?', '[']) {
             let reason = format!("its command word `{}` is computed at run time", first.text);
             self.unfollowable(reason);
+            // `$(which hall) retry`: a computed word that names hall is judged as hall.
+            if first.text.contains("hall") {
+                let env = env.clone();
+                self.hall(&argv, &env);
+            }
             return;
         }
         self.risky_env(&env);
@@ -94,6 +132,10 @@ impl Walker<'_> {
             }
             "gh" => {
                 self.gh(args);
+                return;
+            }
+            n if super::hall::is_hall(n) => {
+                self.hall(&argv, &env);
                 return;
             }
             _ => {}
@@ -606,4 +648,60 @@ pub(super) fn mentions_push(text: &str) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::super::{Effect, StaticContext, analyze};
+
+    fn pushes(command: &str) -> (bool, bool) {
+        let a = analyze(command, &StaticContext::default());
+        let push = a
+            .findings
+            .iter()
+            .any(|f| matches!(f.effect, Effect::Push { .. }));
+        let unfollowable = a
+            .findings
+            .iter()
+            .any(|f| matches!(f.effect, Effect::Unfollowable { .. }));
+        (push, unfollowable)
+    }
+
+    #[test]
+    fn a_long_chain_of_wrappers_is_bounded_and_the_push_at_its_end_still_seen() {
+        for wrapper in ["env", "xargs", "nice", "nohup", "time", "exec"] {
+            let command = format!(
+                "{}git push origin HEAD:x",
+                format!("{wrapper} ").repeat(3000)
+            );
+            assert_eq!(pushes(&command), (true, true), "{wrapper}");
+        }
+        assert_eq!(pushes("env nice git push origin HEAD:x"), (true, false));
+    }
+
+    #[test]
+    fn compound_commands_nested_past_the_bound_are_not_parsed_but_scanned() {
+        let tail = "git push origin HEAD:x";
+        for (open, close) in [
+            ("if true; then ", "; fi"),
+            ("while true; do ", "; done"),
+            ("case x in x) ", " ;; esac"),
+        ] {
+            let command = format!("{}{tail}{}", open.repeat(2000), close.repeat(2000));
+            let a = analyze(&command, &StaticContext::default());
+            assert!(a.parse_error.is_some(), "{open}");
+            assert!(
+                a.findings
+                    .iter()
+                    .any(|f| matches!(f.effect, Effect::Push { .. })),
+                "{open}"
+            );
+        }
+        let shallow = format!("{}{tail}{}", "if true; then ".repeat(20), "; fi".repeat(20));
+        assert!(
+            analyze(&shallow, &StaticContext::default())
+                .parse_error
+                .is_none()
+        );
+    }
 }

@@ -6,7 +6,7 @@
 //! testable with a world made of maps, and the hook answers them from the file system
 //! and git.
 
-use super::{Effect, Finding, Place, Pushed, Word, short};
+use super::{Effect, Finding, HallKind, Place, Pushed, Word, short};
 
 /// `[capture] push_guard`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,6 +23,9 @@ pub enum GuardMode {
 /// the red-team suite counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Gate {
+    /// A person's `hall` verb (a verdict, a retry, the settings, the web app…), run by a
+    /// session; or, for the fixer, a verb that decides the item's fate.
+    Hall,
     /// A note write by anyone but the assayer or the shipper.
     Note,
     /// A push, PR or merge whose commits don't all carry a valid hallmark.
@@ -45,6 +48,7 @@ impl Gate {
     /// The name recorded in the journal and shown to the agent.
     pub fn name(self) -> &'static str {
         match self {
+            Gate::Hall => "hall",
             Gate::Note => "note",
             Gate::Push => "push",
             Gate::Protect => "protect",
@@ -111,6 +115,16 @@ pub trait World {
     fn verify_pr(&self, place: &Place, pr: Option<&str>) -> Result<(), String>;
     /// Whether a commit effect only commits `[capture] free` paths.
     fn commit_is_free(&self, effect: &Effect) -> bool;
+    /// Why copying or moving the tree at `src` to `dest` (both relative to `place`) would
+    /// create a protected path, or a link into one.
+    fn protected_tree(&self, place: &Place, src: &str, dest: &str) -> Option<String>;
+    /// Why files of unknown names written into `dir` (relative to `place`) could create a
+    /// protected path: it is inside a checkout, or holds a protected place.
+    fn open_dir(&self, place: &Place, dir: &str) -> Option<String>;
+    /// Why writing the working tree at `place` from `rev` would write a protected path
+    /// or a symbolic link into one (`Ok(Some)`); `Err` when that can't be known (the
+    /// revision doesn't exist yet, or its links can't be read).
+    fn checkout_writes(&self, place: &Place, rev: &str) -> Result<Option<String>, String>;
 }
 
 /// Who runs the command, and where.
@@ -225,7 +239,7 @@ pub(super) fn dangerous_config(key: &str) -> bool {
 }
 
 /// Applies the gates to everything the analysis found. Denials come in the order the
-/// hook reports them: note, push, protect, repo, config, commit, unreadable.
+/// hook reports them: hall, note, push, protect, repo, config, commit, unreadable.
 pub fn judge(findings: &[Finding], session: Session<'_>, world: &dyn World) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
     for f in findings {
@@ -339,6 +353,72 @@ fn judge_one(f: &Finding, s: Session<'_>, world: &dyn World) -> Option<(Gate, St
                 .protected(place, &path.text, Access::Write)
                 .map(|why| (Gate::Protect, format!("{at} {how} {}: {why}", path.text)))
         }
+        Effect::TreeWrite {
+            src,
+            dest,
+            place,
+            how,
+        } => {
+            if src.dynamic || dest.dynamic || place.dynamic {
+                return strict.then(|| {
+                    (
+                        Gate::Unreadable,
+                        format!("{at} {how} a tree whose paths are computed at run time (`{}` to `{}`), which the strict guard can't check for protected places", short(&src.text), short(&dest.text)),
+                    )
+                });
+            }
+            world
+                .protected_tree(place, &src.text, &dest.text)
+                .map(|why| (Gate::Protect, format!("{at} {how} {} to {}: {why}", src.text, dest.text)))
+        }
+        Effect::Extract {
+            dir,
+            place,
+            how,
+            anywhere,
+        } => {
+            if !strict {
+                return None;
+            }
+            if dir.dynamic || place.dynamic {
+                return Some((
+                    Gate::Unreadable,
+                    format!("{at} {how} a directory computed at run time (`{}`)", short(&dir.text)),
+                ));
+            }
+            if *anywhere {
+                return Some((
+                    Gate::Unreadable,
+                    format!("{at} {how} with member names that may be absolute or climb out with `..`, so it can write anywhere, git's directory and your configuration included"),
+                ));
+            }
+            world.open_dir(place, &dir.text).map(|why| {
+                (
+                    Gate::Unreadable,
+                    format!("{at} {how} {}, and the members aren't in the command: {why}. Extract into a new directory outside the checkout (under /tmp), look, then copy what you need", dir.text),
+                )
+            })
+        }
+        Effect::CheckoutTree { place, rev, how } => {
+            if rev.dynamic || place.dynamic {
+                return strict.then(|| {
+                    (
+                        Gate::Unreadable,
+                        format!("{at} {how} `{}`, a revision computed at run time, whose files and links can't be checked for protected places", short(&rev.text)),
+                    )
+                });
+            }
+            match world.checkout_writes(place, &rev.text) {
+                Ok(found) => found
+                    .map(|why| (Gate::Protect, format!("{at} {how} `{}`, which {why}", rev.text))),
+                Err(why) => strict.then(|| {
+                    (
+                        Gate::Unreadable,
+                        format!("{at} {how} `{}`, and {why}", rev.text),
+                    )
+                }),
+            }
+        }
         Effect::PathUse {
             path,
             place,
@@ -377,6 +457,28 @@ fn judge_one(f: &Finding, s: Session<'_>, world: &dyn World) -> Option<(Gate, St
                 None
             }
         }
+        Effect::HallCall { verb, kind } => match kind {
+            HallKind::Person => Some((
+                Gate::Hall,
+                format!(
+                    "{at} runs `hall {verb}`, which is a person's call: it records a decision as you or changes what the gates read"
+                ),
+            )),
+            HallKind::Fate => (s.actor == Some("fixer")).then(|| {
+                (
+                    Gate::Hall,
+                    format!("{at} runs `hall {verb}`; the fixer fixes findings, and the item's fate is the loop's or a person's"),
+                )
+            }),
+            HallKind::Unknown => strict.then(|| {
+                (
+                    Gate::Hall,
+                    format!(
+                        "{at} runs `hall` with a part computed at run time (`{verb}`), which could be a person's verb"
+                    ),
+                )
+            }),
+        },
         Effect::Unfollowable { reason } => strict.then(|| {
             (
                 Gate::Unreadable,

@@ -30,6 +30,7 @@ mod classify;
 mod code;
 mod gh;
 mod git;
+mod hall;
 mod heredoc;
 mod judge;
 mod kind;
@@ -43,6 +44,7 @@ mod words;
 mod wrapper_table;
 mod wrappers;
 
+pub use hall::HallKind;
 pub use judge::{Access, Denial, Gate, GuardMode, PlaceKind, Session, World, judge};
 pub use kind::{CommandKind, Kinds, kinds};
 pub use place::Place;
@@ -196,6 +198,42 @@ pub enum Effect {
         /// What writes it.
         how: String,
     },
+    /// A recursive copy or a move (`cp -r`, `cp -a`, `rsync -a`, `ditto`, `mv`): every
+    /// path it creates under `dest`, from what `src` holds.
+    TreeWrite {
+        /// The source, as written.
+        src: Word,
+        /// The destination, as written.
+        dest: Word,
+        /// The directory both are relative to.
+        place: Place,
+        /// What copies, in words for the agent.
+        how: String,
+    },
+    /// An archive extracted into `dir` (`tar -x`, `unzip`, `cpio -i`, `7z x`): its
+    /// members are not in the text.
+    Extract {
+        /// The directory it extracts into, as written.
+        dir: Word,
+        /// The directory `dir` is relative to.
+        place: Place,
+        /// What extracts, in words for the agent.
+        how: String,
+        /// Members may name absolute paths or climb out with `..` (`tar -P`, `cpio -i`
+        /// without `--no-absolute-filenames`).
+        anywhere: bool,
+    },
+    /// A git command that writes the working tree from a revision (`checkout REV`,
+    /// `switch`, `reset --hard`, `stash pop`, `merge`, `cherry-pick`, `read-tree -u`):
+    /// judged by the paths and symbolic links that revision would write.
+    CheckoutTree {
+        /// The repository it runs in.
+        place: Place,
+        /// The revision whose tree is written, as written.
+        rev: Word,
+        /// The command, in words for the agent.
+        how: String,
+    },
     /// A path given to a program that may read or write it (an interpreter, a tool the
     /// guard doesn't know): judged by what the path is.
     PathUse {
@@ -214,6 +252,13 @@ pub enum Effect {
         key: Word,
         /// The command, in words for the agent.
         how: String,
+    },
+    /// A `hall` call that is a person's, decides an item's fate, or can't be read.
+    HallCall {
+        /// The verb (and the option that matters), as the reason names it.
+        verb: String,
+        /// What kind of call it is.
+        kind: HallKind,
     },
     /// Something that might push but can't be followed; denied only in strict mode.
     Unfollowable {

@@ -7,6 +7,7 @@
 //! arguments of a simple command into those, and spots programs the guard doesn't know
 //! that run another command given in their arguments (unknown wrappers).
 
+use super::Effect;
 use super::classify::basename;
 use super::shell::Walker;
 use super::words::Arg;
@@ -265,6 +266,7 @@ const SENSITIVE: &[&str] = &[
     "bun",
     "osascript",
     "pwsh",
+    "hall",
 ];
 
 /// Whether `name` (a basename) is one the gates care about when another program runs it.
@@ -445,7 +447,7 @@ impl Walker<'_> {
                 return true;
             }
             "tar" | "bsdtar" | "unzip" | "7z" | "7za" | "cpio" | "ar" | "gunzip" | "gzip"
-            | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "zip" => {
+            | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "zip" | "pax" => {
                 self.archive_args(name, args);
                 return true;
             }
@@ -487,12 +489,22 @@ impl Walker<'_> {
         false
     }
 
-    /// `cp SRC… DST`, `cp -t DIR SRC…`: the destination is written, the sources read.
+    /// `cp SRC… DST`, `cp -t DIR SRC…`: the destination is written, and so is each
+    /// source's name inside it (`mv d/.claude .` creates `./.claude`); the sources are
+    /// read. A hard link's source is written too, since a later write through the link
+    /// changes it; a symbolic link's target is a way to reach it later. A recursive copy
+    /// or a move is judged by every path it creates ([`Effect::TreeWrite`]).
     fn copy_args(&mut self, name: &str, args: &[Arg]) {
         let mut operands: Vec<&Arg> = Vec::new();
         let mut target: Option<Arg> = None;
         let mut i = 0;
         let mut only_operands = false;
+        let copier = name.trim_start_matches('g');
+        // `ln` makes hard links unless told `-s`; `link` only makes hard links.
+        let mut hard = matches!(name, "ln" | "link");
+        let mut symbolic = false;
+        // A move renames whole directories; `ditto` always copies trees.
+        let mut tree = matches!(copier, "mv" | "ditto");
         while let Some(a) = args.get(i) {
             i += 1;
             let t = a.text.as_str();
@@ -512,12 +524,18 @@ impl Walker<'_> {
                 });
             } else if let Some(d) = t
                 .strip_prefix("-t")
-                .filter(|d| !d.is_empty() && !t.starts_with("--"))
+                .filter(|d| !d.is_empty() && !t.starts_with("--") && name != "rsync")
             {
                 target = Some(Arg {
                     text: d.to_owned(),
                     dynamic: a.dynamic,
                 });
+            } else if matches!(t, "--link-dest" | "--copy-dest" | "--compare-dest") {
+                // rsync hard-links unchanged files from this directory.
+                if let Some(d) = args.get(i) {
+                    self.write_to(d, &format!("`{name}` hard-links from"));
+                }
+                i += 1;
             } else if matches!(
                 t,
                 "-S" | "--suffix"
@@ -531,16 +549,45 @@ impl Walker<'_> {
                     | "--rsh"
             ) {
                 i += 1;
-            } else if let Some((_, v)) = t.split_once('=') {
+            } else if let Some((k, v)) = t.split_once('=') {
                 // An option value that is a path (`--backup-dir=…`, `--link-dest=…`).
-                if v.contains('/') {
+                if v.contains('/') || k.ends_with("-dest") {
+                    let how = if k.ends_with("-dest") {
+                        format!("`{name}` hard-links from")
+                    } else {
+                        format!("`{name}` writes")
+                    };
                     self.write_to(
                         &Arg {
                             text: v.to_owned(),
                             dynamic: a.dynamic,
                         },
-                        &format!("`{name}` writes"),
+                        &how,
                     );
+                }
+            } else if let Some(long) = t.strip_prefix("--") {
+                match long {
+                    "link" => hard = true,
+                    "symbolic" | "symbolic-link" => {
+                        symbolic = true;
+                        hard = false;
+                    }
+                    "recursive" | "archive" => tree = true,
+                    _ => {}
+                }
+            } else {
+                // A cluster of short options: `-al`, `-rl`, `-sf`, `-av`.
+                for c in t[1..].chars() {
+                    match (copier, c) {
+                        ("cp", 'l') => hard = true,
+                        ("cp" | "ln", 's') => {
+                            symbolic = true;
+                            hard = false;
+                        }
+                        ("cp" | "scp" | "rclone", 'r' | 'R' | 'a') => tree = true,
+                        ("rsync", 'r' | 'a') => tree = true,
+                        _ => {}
+                    }
                 }
             }
         }
@@ -554,15 +601,43 @@ impl Walker<'_> {
             },
         };
         for s in sources {
-            // `ln -s TARGET LINK` makes a link to TARGET: a way to reach it later.
-            if name == "ln" {
+            if symbolic {
                 self.write_to(s, "links to");
+            } else if hard {
+                self.write_to(
+                    s,
+                    &format!("`{name}` hard-links (a later write through the link changes it)"),
+                );
             } else {
                 self.use_path(s, name, true);
             }
         }
-        if let Some(d) = dest {
-            self.write_to(&d, &format!("`{name}` writes"));
+        let Some(d) = dest else {
+            return;
+        };
+        self.write_to(&d, &format!("`{name}` writes"));
+        for s in sources {
+            let base = s
+                .text
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("");
+            if !matches!(base, "" | "." | "..") {
+                let inside = Arg {
+                    text: format!("{}/{base}", d.text.trim_end_matches('/')),
+                    dynamic: d.dynamic || s.dynamic,
+                };
+                self.write_to(&inside, &format!("`{name}` writes"));
+            }
+            if tree {
+                self.found(Effect::TreeWrite {
+                    src: (*s).clone(),
+                    dest: d.clone(),
+                    place: self.place.clone(),
+                    how: format!("`{name}` copies or moves"),
+                });
+            }
         }
     }
 
@@ -618,24 +693,64 @@ impl Walker<'_> {
         }
     }
 
-    /// Archives: where extraction writes (`-C DIR`, `-d DIR`, else here) and the archive
-    /// file a create writes.
+    /// Archives: the archive file a create writes, and where an extraction writes
+    /// (`-C DIR`, `-d DIR`, `-oDIR`, else here). An extraction's member names are not in
+    /// the text, so it is an [`Effect::Extract`]; a decompressor writes its operand less
+    /// the suffix.
     fn archive_args(&mut self, name: &str, args: &[Arg]) {
         let mut dir: Option<Arg> = None;
         let mut file: Option<Arg> = None;
+        let mut operands: Vec<&Arg> = Vec::new();
+        let mut extract = false;
+        let mut listing = false;
+        let mut to_stdout = false;
+        let mut anywhere = false;
+        let mut no_absolute = false;
         let mut i = 0;
         while let Some(a) = args.get(i) {
             i += 1;
             let t = a.text.as_str();
+            // tar's first word may be its old-style bundle of letters (`tar xzf a.tgz`).
+            let bundle = i == 1
+                && matches!(name, "tar" | "bsdtar" | "ar" | "pax")
+                && !t.starts_with('-')
+                && !a.dynamic;
+            let tarlike = matches!(name, "tar" | "bsdtar");
+            let compressor = matches!(
+                name,
+                "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd"
+            );
             match t {
-                "-C" | "--directory" | "-d" | "--cd" if name != "gzip" && name != "gunzip" => {
+                "-C" | "--directory" if tarlike => {
                     dir = args.get(i).cloned();
                     i += 1;
                 }
-                "-f" | "--file" => {
+                "-d" if name == "unzip" => {
+                    dir = args.get(i).cloned();
+                    i += 1;
+                }
+                "-D" | "--directory" if name == "cpio" => {
+                    dir = args.get(i).cloned();
+                    i += 1;
+                }
+                "-f" | "--file" | "-F" if !compressor && name != "zip" && name != "unzip" => {
                     file = args.get(i).cloned();
                     i += 1;
                 }
+                "-x" | "--extract" | "--get" if tarlike => extract = true,
+                "-i" | "--extract" | "-p" | "--pass-through" if name == "cpio" => extract = true,
+                "-r" if name == "pax" => extract = true,
+                "-l" | "-t" | "-Z" | "-v" if name == "unzip" => listing = true,
+                "-t" | "--list" if tarlike => listing = true,
+                "-p" | "-c" if name == "unzip" => to_stdout = true,
+                "-O" | "--to-stdout" if tarlike => to_stdout = true,
+                "-c" | "--stdout" | "--to-stdout" | "-t" | "--test" | "-l" | "--list"
+                    if compressor =>
+                {
+                    to_stdout = true
+                }
+                "-P" | "--absolute-names" | "--insecure" if tarlike => anywhere = true,
+                "--no-absolute-filenames" => no_absolute = true,
                 _ => {
                     if let Some(d) = t.strip_prefix("--directory=") {
                         dir = Some(Arg {
@@ -647,25 +762,108 @@ impl Walker<'_> {
                             text: f.to_owned(),
                             dynamic: a.dynamic,
                         });
-                    } else if name == "7z" || name == "7za" {
-                        if let Some(d) = t.strip_prefix("-o") {
-                            dir = Some(Arg {
-                                text: d.to_owned(),
-                                dynamic: a.dynamic,
-                            });
+                    } else if (name == "7z" || name == "7za") && t.starts_with("-o") {
+                        dir = Some(Arg {
+                            text: t[2..].to_owned(),
+                            dynamic: a.dynamic,
+                        });
+                    } else if (tarlike || matches!(name, "ar" | "cpio" | "pax"))
+                        && (bundle || (t.starts_with('-') && !t.starts_with("--") && t.len() > 1))
+                    {
+                        let letters = t.trim_start_matches('-');
+                        let takes_file = tarlike
+                            && (bundle && letters.contains('f')
+                                || !bundle && letters.ends_with('f'));
+                        for c in letters.chars() {
+                            match (name, c) {
+                                ("tar" | "bsdtar" | "ar", 'x') => extract = true,
+                                ("tar" | "bsdtar" | "ar", 't') => listing = true,
+                                ("tar" | "bsdtar", 'O') | ("ar", 'p') => to_stdout = true,
+                                ("tar" | "bsdtar", 'P') => anywhere = true,
+                                ("cpio", 'i' | 'p') | ("pax", 'r') => extract = true,
+                                _ => {}
+                            }
                         }
-                    } else if !t.starts_with('-') {
-                        self.use_path(a, name, false);
+                        if takes_file {
+                            file = args.get(i).cloned();
+                            i += 1;
+                        }
+                    } else if compressor && t.starts_with('-') && !t.starts_with("--") {
+                        if t.contains('c') || t.contains('t') || t.contains('l') {
+                            to_stdout = true;
+                        }
+                    } else if !t.starts_with('-') || a.dynamic {
+                        operands.push(a);
                     }
                 }
             }
         }
-        self.write_to(
-            &dir.unwrap_or_else(|| Arg::lit(".")),
-            &format!("`{name}` extracts or writes into"),
-        );
-        if let Some(f) = file {
-            self.use_path(&f, name, false);
+        match name {
+            "unzip" => extract = !listing && !to_stdout,
+            "7z" | "7za" => {
+                extract = matches!(operands.first().map(|a| a.text.as_str()), Some("x" | "e"));
+                if extract {
+                    operands.remove(0);
+                }
+            }
+            "ar" => extract = extract && !listing,
+            "cpio" => anywhere = extract && !no_absolute,
+            "pax" => anywhere = extract,
+            _ => {}
+        }
+        if matches!(
+            name,
+            "gunzip" | "gzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd"
+        ) {
+            // `gunzip x.gz` writes `x`; `gzip x` writes `x.gz`.
+            for a in &operands {
+                let out = [".gz", ".bz2", ".xz", ".zst", ".tgz", ".z"]
+                    .iter()
+                    .find_map(|s| a.text.strip_suffix(s))
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("{}.gz", a.text));
+                self.use_path(a, name, false);
+                if !to_stdout {
+                    self.write_to(
+                        &Arg {
+                            text: out,
+                            dynamic: a.dynamic,
+                        },
+                        &format!("`{name}` writes"),
+                    );
+                }
+            }
+            return;
+        }
+        let place_dir = dir.clone().unwrap_or_else(|| Arg::lit("."));
+        if extract && !to_stdout {
+            self.write_to(&place_dir, &format!("`{name}` extracts into"));
+            self.found(Effect::Extract {
+                dir: place_dir,
+                place: self.place.clone(),
+                how: format!("`{name}` extracts an archive into"),
+                anywhere,
+            });
+        } else if !listing && !to_stdout {
+            // Creating: the archive file (`-f`, or the first operand of `zip`/`7z a`/`ar`).
+            match (&file, name) {
+                (Some(f), _) => self.write_to(f, &format!("`{name}` writes")),
+                (None, "zip" | "7z" | "7za" | "ar") => {
+                    if let Some(f) = operands
+                        .iter()
+                        .find(|a| !matches!(a.text.as_str(), "a" | "u" | "d"))
+                    {
+                        self.write_to(f, &format!("`{name}` writes"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(f) = file.filter(|_| extract || listing) {
+            self.use_path(&f, name, true);
+        }
+        for a in operands {
+            self.use_path(a, name, true);
         }
     }
 

@@ -56,10 +56,11 @@ impl Walker<'_> {
                     self.vars = vars;
                     self.aliases = aliases;
                     self.functions = functions;
-                } else if let Some(lang) = shebang_lang(&text)
-                    && let Some(why) = super::code::script_unreadable(lang, &text)
-                {
-                    self.unfollowable(format!("{}: {why}", path.text));
+                } else if let Some(lang) = shebang_lang(&text) {
+                    self.hall_in_code(&text);
+                    if let Some(why) = super::code::script_unreadable(lang, &text) {
+                        self.unfollowable(format!("{}: {why}", path.text));
+                    }
                 }
             }
             None if written_here => {
@@ -145,7 +146,10 @@ impl Walker<'_> {
                 Some(p) if p.dynamic => {
                     unreadable(self, "a program", Some("it is computed at run time".into()))
                 }
-                Some(p) => unreadable(self, "a program", inline_unreadable(lang, &p.text)),
+                Some(p) => {
+                    self.hall_in_code(&p.text);
+                    unreadable(self, "a program", inline_unreadable(lang, &p.text))
+                }
                 None => {}
             }
             return;
@@ -175,6 +179,7 @@ impl Walker<'_> {
                         Some("it is computed at run time".into()),
                     ),
                     Some(code) => {
+                        self.hall_in_code(&code.text);
                         unreadable(self, "inline code", inline_unreadable(lang, &code.text))
                     }
                     None => {}
@@ -209,7 +214,10 @@ impl Walker<'_> {
                     }
                 }
                 match self.script_text(a) {
-                    Some(text) => unreadable(self, "a script", script_unreadable(lang, &text)),
+                    Some(text) => {
+                        self.hall_in_code(&text);
+                        unreadable(self, "a script", script_unreadable(lang, &text))
+                    }
                     None => self.script(a, argv),
                 }
                 return;
@@ -217,7 +225,10 @@ impl Walker<'_> {
             i += 1;
         }
         match stdin {
-            Stdin::Text(t) => unreadable(self, "code from its input", inline_unreadable(lang, t)),
+            Stdin::Text(t) => {
+                self.hall_in_code(t);
+                unreadable(self, "code from its input", inline_unreadable(lang, t))
+            }
             Stdin::Unknown => unreadable(
                 self,
                 "code from its input",

@@ -107,8 +107,31 @@ impl World for CorpusWorld {
             || full.contains("origin.git")
             || full.contains(".gitconfig")
             || full.contains(".bashrc")
-            || full.contains(".claude/settings");
+            || full.contains(".claude")
+            || full.contains(".mcp.json")
+            || full.contains(".bash_aliases")
+            || full.starts_with("~/bin");
         protected.then(|| "a protected path".into())
+    }
+    fn protected_tree(&self, place: &Place, src: &str, dest: &str) -> Option<String> {
+        // The corpus's `evil` directories hold a `.claude/settings.json`.
+        let lands = |p: &str| self.protected(place, p, Access::Write);
+        lands(dest).or_else(|| {
+            src.contains("evil")
+                .then(|| "it would create .claude/settings.json".into())
+        })
+    }
+    fn open_dir(&self, place: &Place, dir: &str) -> Option<String> {
+        let outside =
+            dir.starts_with("/tmp/") || place.dir.as_deref().is_some_and(|d| d.starts_with("/tmp"));
+        (!outside).then(|| "it is in the checkout".into())
+    }
+    fn checkout_writes(&self, _: &Place, rev: &str) -> Result<Option<String>, String> {
+        match rev {
+            r if r.contains("evil") => Ok(Some("makes h a symbolic link into .git/hooks".into())),
+            r if r.contains("unmade") => Err("it doesn't name a revision yet".into()),
+            _ => Ok(None),
+        }
     }
     fn verify_revs(&self, _: &Place, revs: &[String]) -> Result<(), String> {
         Err(format!("{} has no hallmark", revs.join(", ")))

@@ -7,7 +7,7 @@
 //! the caller's to say.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde::Deserialize;
 
@@ -251,7 +251,7 @@ impl PullRequest {
 pub const PR_FIELDS: &str = "number,title,headRefName,headRefOid,baseRefName,url,state";
 
 fn gh(dir: &Path, args: &[&str]) -> Result<Output> {
-    let out = Command::new("gh")
+    let out = crate::platform::program("gh")
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())

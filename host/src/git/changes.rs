@@ -10,6 +10,75 @@ pub fn fetch(dir: &Path, remote: &str, refspec: &str) -> Result<()> {
     run(dir, &["fetch", "--quiet", remote, refspec]).map(drop)
 }
 
+/// Fetches `branch` from `remote` (which moves its remote-tracking ref), giving up
+/// after `limit`: the daemon's refresh of the base before it reads the rules, which
+/// must never hold up a pass. git is told never to ask for credentials, and leaves
+/// `FETCH_HEAD` alone; a fetch past its time is stopped with everything it started.
+pub fn fetch_within(
+    dir: &Path,
+    remote: &str,
+    branch: &str,
+    limit: std::time::Duration,
+) -> Result<()> {
+    let args = [
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        remote,
+        branch,
+    ];
+    let mut cmd = crate::platform::program("git");
+    super::without_hooks(&mut cmd);
+    cmd.arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    crate::platform::own_process_group(&mut cmd);
+    let mut child = cmd.spawn().map_err(|source| GitError::Spawn { source })?;
+    let stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut e) = stderr {
+            use std::io::Read;
+            let _ = e.read_to_string(&mut text);
+        }
+        text
+    });
+    let started = std::time::Instant::now();
+    let failed = |stderr: String| GitError::Failed {
+        args: args.join(" "),
+        stderr,
+    };
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let text = reader.join().unwrap_or_default();
+                return if status.success() {
+                    Ok(())
+                } else {
+                    Err(failed(text.trim().to_string()))
+                };
+            }
+            Ok(None) if started.elapsed() < limit => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                crate::platform::kill_process_group(child.id());
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(failed(format!(
+                    "stopped after {} s without an answer",
+                    limit.as_secs()
+                )));
+            }
+        }
+    }
+}
+
 /// Rebases the checkout's branch onto `onto`. A conflict is aborted, leaving the branch
 /// as it was, and answers `false`.
 pub fn rebase(dir: &Path, onto: &str) -> Result<bool> {

@@ -11,18 +11,37 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 pub use crate::item::Sha;
 
 mod changes;
+mod committed;
 mod interdiff;
 mod notes;
 pub mod refs;
 pub use changes::*;
+pub use committed::{Committed, committed_files};
 pub use interdiff::{interdiff, interdiff_lines};
 pub use notes::{NotedCommit, add_note, merge_notes, note, noted_commit};
 pub use refs::head_native;
+
+/// Sets `core.hooksPath` to a place with no hooks for every git command `cmd` starts
+/// (through git's `GIT_CONFIG_COUNT` variables, kept in addition to any already set), so
+/// a command line from `.hallmark.toml` that the loop runs (`ship`, `update`…) runs no
+/// hook an item's branch could have written.
+pub fn without_hooks(cmd: &mut std::process::Command) {
+    let n: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    cmd.env("GIT_CONFIG_COUNT", (n + 1).to_string())
+        .env(format!("GIT_CONFIG_KEY_{n}"), "core.hooksPath")
+        .env(
+            format!("GIT_CONFIG_VALUE_{n}"),
+            crate::platform::no_git_hooks(),
+        );
+}
 
 /// Why a git operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +61,10 @@ pub enum GitError {
     /// git answered with something this adapter can't read.
     #[error("git {args} printed something unexpected: {what}")]
     Unexpected { args: String, what: String },
+    /// A committed object whose content does not match its name, or a chain of objects
+    /// that is broken ([`Committed`]): what it holds is not used.
+    #[error("the committed object {oid} can't be trusted: {why}")]
+    Unverified { oid: String, why: String },
 }
 
 pub type Result<T, E = GitError> = std::result::Result<T, E>;
@@ -249,13 +272,28 @@ impl<'a> Invocation<'a> {
         self
     }
 
-    /// Runs git and returns the raw output, whatever the exit code.
-    fn output(&self, args: &[&str]) -> Result<Output> {
-        let mut cmd = Command::new("git");
-        cmd.arg("-C").arg(self.dir).args(args);
+    /// git with `args` in the directory, as the actor. No hook runs for git commands
+    /// Hallmark makes: a relative `core.hooksPath` would run scripts from whatever branch
+    /// is checked out (an item's).
+    fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = crate::platform::program("git");
+        cmd.arg("-c")
+            .arg(format!(
+                "core.hooksPath={}",
+                crate::platform::no_git_hooks()
+            ))
+            .arg("-C")
+            .arg(self.dir)
+            .args(args);
         if let Some(actor) = self.actor {
             cmd.env("HALL_ACTOR", actor);
         }
+        cmd
+    }
+
+    /// Runs git and returns the raw output, whatever the exit code.
+    fn output(&self, args: &[&str]) -> Result<Output> {
+        let mut cmd = self.command(args);
         let spawn = |source| GitError::Spawn { source };
         let Some(input) = self.input else {
             return cmd.stdin(Stdio::null()).output().map_err(spawn);
@@ -272,6 +310,17 @@ impl<'a> Invocation<'a> {
             stdin.write_all(input).map_err(spawn)?;
         }
         child.wait_with_output().map_err(spawn)
+    }
+
+    /// Starts git with piped stdin and stdout (stderr discarded), for a caller that
+    /// talks to it ([`Committed`]).
+    fn spawn(&self, args: &[&str]) -> Result<std::process::Child> {
+        let mut cmd = self.command(args);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|source| GitError::Spawn { source })
     }
 
     /// Runs git and returns its stdout with trailing white space trimmed, or git's
@@ -436,6 +485,21 @@ pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
     succeeds(dir, &["merge-base", "--is-ancestor", ancestor, descendant])
 }
 
+/// [`is_ancestor`] with replacement refs ignored: for choosing which copy of the base
+/// the rules are read from, where a `refs/replace` entry must not rewrite the history.
+pub fn is_ancestor_as_committed(dir: &Path, ancestor: &str, descendant: &str) -> bool {
+    succeeds(
+        dir,
+        &[
+            "--no-replace-objects",
+            "merge-base",
+            "--is-ancestor",
+            ancestor,
+            descendant,
+        ],
+    )
+}
+
 pub fn branch_exists(dir: &Path, branch: &str) -> bool {
     succeeds(
         dir,
@@ -495,6 +559,58 @@ pub fn read_objects(dir: &Path, names: &[String]) -> Result<Vec<Option<Object>>>
         }
     }
     Ok(answers)
+}
+
+/// One path that differs between two trees, as [`tree_changes`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeChange {
+    /// The mode on the `to` side (`100644`, `120000` for a symbolic link, `000000` when
+    /// the path goes away).
+    pub mode: String,
+    /// The object on the `to` side.
+    pub oid: String,
+    /// The path from the top of the checkout.
+    pub path: String,
+}
+
+/// The paths whose entry differs between the trees of `from` and `to`, recursively,
+/// without rename detection (`git diff-tree -r`): what moving a working tree from one
+/// to the other writes. `Err` when either side doesn't resolve to a tree.
+pub fn tree_changes(dir: &Path, from: &str, to: &str) -> Result<Vec<TreeChange>> {
+    let text = run(
+        dir,
+        &[
+            "--no-replace-objects",
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--no-commit-id",
+            "--end-of-options",
+            from,
+            to,
+            // A name that is both a revision and a file here (a branch `evil` and a
+            // directory `evil/`) would otherwise fail as ambiguous, and the caller would
+            // take it for a path while `git checkout evil` checks out the branch.
+            "--",
+        ],
+    )?;
+    let mut out = Vec::new();
+    let mut fields = text.split('\0');
+    while let Some(meta) = fields.next() {
+        let Some(path) = fields.next() else {
+            break;
+        };
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        if parts.len() >= 4 {
+            out.push(TreeChange {
+                mode: parts[1].to_string(),
+                oid: parts[3].to_string(),
+                path: path.to_string(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// `git --version`'s first line, when git runs.
@@ -718,10 +834,12 @@ pub fn has_files_under(dir: &Path, rev: &str, dir_path: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use std::process::Command;
 
-    pub(super) fn git(dir: &Path, args: &[&str]) -> String {
+    /// git in `dir` with no user config and a fixed identity; panics when it fails.
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
             .args(args)
             .current_dir(dir)

@@ -41,8 +41,10 @@ pub const HALL_VERBS: &[&str] = &[
     "hall status *",
     "hall log",
     "hall log *",
+    // Not `hall inbox *`, which would let `hall inbox 1 --dismiss` run unsandboxed.
     "hall inbox",
-    "hall inbox *",
+    "hall inbox --all",
+    "hall inbox --notices",
     "hall findings",
     "hall findings *",
     "hall usage",
@@ -92,9 +94,11 @@ pub fn local_remotes(repo: &Repo) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The paths a confined session may not write, as absolute paths.
-pub fn denied_writes(scope: &Scope<'_>) -> Vec<PathBuf> {
-    let common = &scope.repo.common_dir;
+/// The paths of `repo` no confined session may write, wherever it runs: the git common
+/// directory's journal, refs a commit doesn't need, the base branch, the main checkout's
+/// HEAD and index, hooks and config, and every local remote.
+pub fn repo_denied_writes(repo: &Repo, base: &str) -> Vec<PathBuf> {
+    let common = &repo.common_dir;
     let mut deny: Vec<PathBuf> = [
         "hallmark",
         "refs/notes",
@@ -112,7 +116,27 @@ pub fn denied_writes(scope: &Scope<'_>) -> Vec<PathBuf> {
     .iter()
     .map(|p| common.join(p))
     .collect();
-    deny.push(common.join("refs/heads").join(scope.base));
+    deny.push(common.join("refs/heads").join(base));
+    deny
+}
+
+/// Hallmark's own directories: the user config (with the signing key), data and cache
+/// directories.
+pub fn own_dirs() -> Vec<PathBuf> {
+    [
+        crate::platform::config_dir(),
+        crate::platform::data_dir(),
+        crate::platform::cache_dir(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The paths a confined session may not write, as absolute paths.
+pub fn denied_writes(scope: &Scope<'_>) -> Vec<PathBuf> {
+    let common = &scope.repo.common_dir;
+    let mut deny = repo_denied_writes(scope.repo, scope.base);
     // Other worktrees' administrative directories: their HEAD and index.
     let own = std::fs::read_to_string(scope.checkout.join(".git"))
         .ok()
@@ -131,16 +155,7 @@ pub fn denied_writes(scope: &Scope<'_>) -> Vec<PathBuf> {
     // The main checkout's files are outside the places the sandbox lets a session write
     // anyway; denying the directory would also deny its `.git`, which commits need.
     deny.extend(local_remotes(scope.repo));
-    for dir in [
-        crate::platform::config_dir(),
-        crate::platform::data_dir(),
-        crate::platform::cache_dir(),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        deny.push(dir);
-    }
+    deny.extend(own_dirs());
     deny
 }
 
@@ -159,22 +174,22 @@ fn rule_path(p: &Path) -> String {
     format!("/{}", p.display())
 }
 
-/// The sandbox and permission settings for a session or run in `scope`. `extra_write`
-/// adds writable places (a headless run's temp and run directories).
-pub fn settings(scope: &Scope<'_>, extra_write: &[PathBuf]) -> Value {
-    let denied = denied_writes(scope);
-    let reads = denied_reads();
-    let mut deny_rules: Vec<String> = Vec::new();
-    for p in &denied {
-        deny_rules.push(format!("Edit({})", rule_path(p)));
-        deny_rules.push(format!("Edit({}/**)", rule_path(p)));
+/// `Edit` rules for each path and everything under it.
+fn edit_rules(paths: &[PathBuf]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for p in paths {
+        rules.push(format!("Edit({})", rule_path(p)));
+        rules.push(format!("Edit({}/**)", rule_path(p)));
     }
-    for p in [scope.checkout.join(".git"), scope.checkout.join(".claude")] {
-        deny_rules.push(format!("Edit({})", rule_path(&p)));
-        deny_rules.push(format!("Edit({}/**)", rule_path(&p)));
-    }
+    rules
+}
+
+/// The user's files no session's file tools may write: Claude Code's settings, git's and
+/// the shell's configuration, SSH, and the directory of this `hall`.
+fn home_rules() -> Vec<String> {
+    let mut rules = Vec::new();
     if let Some(home) = dirs::home_dir() {
-        for f in [
+        let files: Vec<PathBuf> = [
             ".claude",
             ".claude.json",
             ".gitconfig",
@@ -183,30 +198,53 @@ pub fn settings(scope: &Scope<'_>, extra_write: &[PathBuf]) -> Value {
             ".bashrc",
             ".profile",
             ".zshrc",
-        ] {
-            let p = home.join(f);
-            deny_rules.push(format!("Edit({})", rule_path(&p)));
-            deny_rules.push(format!("Edit({}/**)", rule_path(&p)));
-        }
+        ]
+        .iter()
+        .map(|f| home.join(f))
+        .collect();
+        rules.extend(edit_rules(&files));
     }
     if let Ok(exe) = std::env::current_exe()
         && let Some(dir) = exe.parent()
     {
-        deny_rules.push(format!("Edit({}/**)", rule_path(dir)));
+        rules.push(format!("Edit({}/**)", rule_path(dir)));
     }
-    for p in &reads {
-        deny_rules.push(format!("Read({})", rule_path(p)));
-        deny_rules.push(format!("Read({}/**)", rule_path(p)));
+    rules
+}
+
+/// `Read` rules for the paths no session may read.
+fn read_rules(reads: &[PathBuf]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for p in reads {
+        rules.push(format!("Read({})", rule_path(p)));
+        rules.push(format!("Read({}/**)", rule_path(p)));
     }
+    rules
+}
+
+fn shown(v: &[PathBuf]) -> Vec<String> {
+    v.iter().map(|p| p.display().to_string()).collect()
+}
+
+/// The sandbox and permission settings for a session or run in `scope`. `extra_write`
+/// adds writable places (a headless run's temp and run directories).
+pub fn settings(scope: &Scope<'_>, extra_write: &[PathBuf]) -> Value {
+    let denied = denied_writes(scope);
+    let reads = denied_reads();
+    let mut deny_rules = edit_rules(&denied);
+    deny_rules.extend(edit_rules(&[
+        scope.checkout.join(".git"),
+        scope.checkout.join(".claude"),
+    ]));
+    deny_rules.extend(home_rules());
+    deny_rules.extend(read_rules(&reads));
     deny_rules.push("WebFetch".into());
     deny_rules.push("WebSearch".into());
     let allow_rules: Vec<String> = HALL_VERBS.iter().map(|v| format!("Bash({v})")).collect();
-    let show = |v: &[PathBuf]| {
-        v.iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-    };
     json!({
+        // A project's `disableAllHooks` would switch the gates off; these settings
+        // come with `--settings`, which outranks it.
+        "disableAllHooks": false,
         "sandbox": {
             "enabled": true,
             "failIfUnavailable": true,
@@ -214,13 +252,72 @@ pub fn settings(scope: &Scope<'_>, extra_write: &[PathBuf]) -> Value {
             "autoAllowBashIfSandboxed": true,
             "excludedCommands": HALL_VERBS,
             "filesystem": {
-                "allowWrite": show(extra_write),
-                "denyWrite": show(&denied),
-                "denyRead": show(&reads),
+                "allowWrite": shown(extra_write),
+                "denyWrite": shown(&denied),
+                "denyRead": shown(&reads),
             },
             "network": {
                 "allowedDomains": scope.domains,
                 "strictAllowlist": true,
+            },
+        },
+        "permissions": {
+            "allow": allow_rules,
+            "deny": deny_rules,
+        },
+    })
+}
+
+/// Hallmark's part of Claude Code's *user* settings (`hall setup claude`), which every
+/// session of this user reads, however it was started: the sandbox on and strict, and
+/// for every repository in `repos` (each with its base branch) what [`settings`] denies
+/// a session wherever it runs ([`repo_denied_writes`], its local remotes), with
+/// Hallmark's own directories and `~/.claude`. Arrays here are merged into the user's
+/// own; the network and the web tools are left to the user, since these settings hold
+/// in every repository.
+pub fn user_settings(repos: &[(Repo, String)]) -> Value {
+    let mut denied: Vec<PathBuf> = Vec::new();
+    for (repo, base) in repos {
+        denied.extend(repo_denied_writes(repo, base));
+        denied.extend(local_remotes(repo));
+    }
+    denied.extend(own_dirs());
+    if let Some(home) = dirs::home_dir() {
+        denied.push(home.join(".claude"));
+    }
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        denied.push(PathBuf::from(dir));
+    }
+    let mut seen = std::collections::HashSet::new();
+    denied.retain(|p| seen.insert(p.clone()));
+    let mut reads = denied_reads();
+    reads.extend(crate::platform::data_dir());
+    let mut deny_rules = edit_rules(&denied);
+    deny_rules.extend(home_rules());
+    deny_rules.extend(read_rules(&denied_reads()));
+    // In whatever checkout a session runs: the settings Claude Code reads from it, its
+    // MCP servers and git's own files (a worktree's `.git` names its git directory).
+    for pattern in [
+        "**/.claude/settings.json",
+        "**/.claude/settings.local.json",
+        "**/.mcp.json",
+        "**/.git",
+        "**/.git/**",
+    ] {
+        deny_rules.push(format!("Edit({pattern})"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    deny_rules.retain(|r| seen.insert(r.clone()));
+    let allow_rules: Vec<String> = HALL_VERBS.iter().map(|v| format!("Bash({v})")).collect();
+    json!({
+        "sandbox": {
+            "enabled": true,
+            "failIfUnavailable": true,
+            "allowUnsandboxedCommands": false,
+            "excludedCommands": HALL_VERBS,
+            "filesystem": {
+                "denyWrite": shown(&denied),
+                "denyRead": shown(&reads),
             },
         },
         "permissions": {
@@ -356,11 +453,30 @@ pub fn run_settings(
         deny_write = list(&session["sandbox"]["filesystem"]["denyWrite"]);
         deny_read = list(&session["sandbox"]["filesystem"]["denyRead"]);
     }
+    // A reviewer or fixer reads the item's code, which may be written to steer it: it
+    // gets the credential stores the loop's jail hides, for its file tools and for its
+    // commands. Claude Code's own directory and file stay readable to its commands,
+    // which source their shell snapshot from there; its sandbox mounts over each denied
+    // path, so only the paths that exist are listed.
+    for p in run_secrets() {
+        for rule in read_rules(std::slice::from_ref(&p)) {
+            if !deny.contains(&rule) {
+                deny.push(rule);
+            }
+        }
+        let shown = p.display().to_string();
+        if p.exists() && !deny_read.contains(&shown) {
+            deny_read.push(shown);
+        }
+    }
     json!({
         "disableAllHooks": kind == RunKind::Review,
         "permissions": { "allow": allow, "deny": deny, "defaultMode": if kind == RunKind::Fix { "acceptEdits" } else { "default" } },
         "sandbox": {
             "enabled": true,
+            // Without bubblewrap and socat Claude Code would run the commands unsandboxed,
+            // with a warning nobody reads in a headless run: refuse to start instead.
+            "failIfUnavailable": true,
             "allowUnsandboxedCommands": false,
             "autoAllowBashIfSandboxed": false,
             "filesystem": {
@@ -382,5 +498,423 @@ fn expand_home(p: &str) -> String {
         (Some(rest), Some(home)) => format!("/{}", home.join(rest).display()),
         _ if p.starts_with('/') => format!("/{p}"),
         _ => p.to_string(),
+    }
+}
+
+/// Files and directories under the home directory that hold credentials or talk to
+/// something that does: no run of an item's code may see them.
+const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".claude",
+    ".claude.json",
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".config/chromium",
+    ".config/google-chrome",
+    ".mozilla",
+    ".local/share/keyrings",
+    ".password-store",
+    ".git-credentials",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".docker/config.json",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    "Library/Keychains",
+    "Library/Application Support/Google/Chrome",
+    "Library/Application Support/Firefox",
+];
+
+/// What a headless Claude Code run may not read: [`HOME_SECRETS`] but Claude Code's own
+/// directory and file, which the run itself reads and its commands source.
+fn run_secrets() -> Vec<PathBuf> {
+    let Some(home) = dirs::home_dir() else {
+        return Vec::new();
+    };
+    HOME_SECRETS
+        .iter()
+        .filter(|s| !s.starts_with(".claude"))
+        .map(|s| home.join(s))
+        .collect()
+}
+
+/// Sockets and runtime directories outside the home through which a run could act as
+/// the user elsewhere (agents, buses, a container engine).
+const SYSTEM_SECRETS: &[&str] = &[
+    "/run/user",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/podman",
+];
+
+/// Environment variables no run of an item's code gets, besides any whose name says it
+/// holds a secret ([`secret_name`]).
+const SECRET_ENV: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "HALL_CONFIG_DIR",
+    "HALL_DATA_DIR",
+    "HALL_CACHE_DIR",
+];
+
+/// Whether an environment variable's name says it holds a secret.
+fn secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "CREDENTIAL",
+        "PRIVATE_KEY",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
+}
+
+/// A part of the loop that runs an item's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// `setup`: installs what the checks need.
+    Setup,
+    /// The checks, and the merge checks on a parent's branch.
+    Checks,
+    /// A fix engine that isn't Claude Code.
+    Fixer,
+}
+
+impl Phase {
+    /// Its name in `[sandbox] network`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Setup => "setup",
+            Phase::Checks => "checks",
+            Phase::Fixer => "fixer",
+        }
+    }
+}
+
+/// Whether the base's committed `[sandbox] network` lets `command` (of `phase`) reach
+/// the network: it names the phase, or the command itself.
+pub fn network_allowed(config: &crate::config::Config, phase: Phase, command: &str) -> bool {
+    config
+        .sandbox
+        .network
+        .iter()
+        .any(|n| n == phase.name() || n.trim() == command.trim())
+}
+
+/// Whether the person turned the loop's confinement off (`[loop] confine = false` in
+/// their own `config.toml`, out of every session's reach); the default is on.
+pub fn loop_confined_by_user(config_dir: Option<&Path>) -> bool {
+    let Some(dir) = config_dir else {
+        return true;
+    };
+    let Ok(text) = std::fs::read_to_string(dir.join(crate::sign::USER_CONFIG)) else {
+        return true;
+    };
+    text.parse::<toml::Table>()
+        .ok()
+        .and_then(|t| {
+            t.get("loop")
+                .and_then(|s| s.get("confine"))
+                .and_then(|v| v.as_bool())
+        })
+        .unwrap_or(true)
+}
+
+/// How the loop runs an item's code in one repository: inside the platform's sandbox,
+/// or (only when the person said so) without one.
+#[derive(Clone, Debug)]
+pub struct Jail {
+    /// `None` when the person opted out.
+    sandbox: Option<crate::sandbox::Sandbox>,
+    /// The repository's own cache for what runs download and build (npm's, pip's,
+    /// uv's…): shared by this repository's confined runs only, never with the user's
+    /// own tools, so nothing a run leaves there reaches an unconfined program.
+    cache: Option<PathBuf>,
+    hidden: Vec<PathBuf>,
+    visible: Vec<PathBuf>,
+    remove_env: Vec<String>,
+}
+
+/// A command the loop will run on an item's code, and whether it is confined.
+pub struct JailedCommand {
+    pub command: std::process::Command,
+    pub confined: bool,
+    /// The sandbox, for messages (`None` when unconfined).
+    pub sandbox: Option<&'static str>,
+}
+
+impl Jail {
+    /// The jail for `hall`'s repository: the sandbox this machine has, or an error that
+    /// names what to install; no sandbox at all when the person turned confinement off.
+    pub fn new(hall: &crate::hall::Hall) -> Result<Jail, crate::sandbox::Unavailable> {
+        let config_dir = hall.user_config_dir();
+        let sandbox = if loop_confined_by_user(config_dir.as_deref()) {
+            Some(crate::sandbox::find()?)
+        } else {
+            None
+        };
+        let mut hidden: Vec<PathBuf> = Vec::new();
+        for dir in [
+            config_dir.clone(),
+            crate::platform::config_dir(),
+            crate::platform::data_dir(),
+            hall.user_cache_dir(),
+            crate::platform::cache_dir(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            hidden.push(dir);
+        }
+        if let Some(dir) = &config_dir {
+            hidden.push(crate::sign::key_path(dir).0);
+        }
+        hidden.push(hall.journal.root().to_path_buf());
+        if let Some(home) = dirs::home_dir() {
+            hidden.extend(HOME_SECRETS.iter().map(|s| home.join(s)));
+        }
+        hidden.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
+        if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK") {
+            hidden.push(PathBuf::from(sock));
+        }
+        for p in &hall.config.sandbox.deny_read {
+            hidden.push(PathBuf::from(
+                expand_home(p).trim_start_matches("//").to_string(),
+            ));
+        }
+        let mut visible = vec![hall.repo.common_dir.clone()];
+        if let Some(home) = dirs::home_dir() {
+            visible.push(home);
+        }
+        if let Some(path) = std::env::var_os("PATH") {
+            visible.extend(std::env::split_paths(&path));
+        }
+        for var in ["CARGO_HOME", "RUSTUP_HOME"] {
+            if let Some(v) = std::env::var_os(var) {
+                visible.push(PathBuf::from(v));
+            }
+        }
+        let canon = |v: Vec<PathBuf>| -> Vec<PathBuf> {
+            v.into_iter()
+                .map(|p| crate::platform::canonicalize(&p).unwrap_or(p))
+                .collect()
+        };
+        let mut remove_env: Vec<String> = SECRET_ENV.iter().map(|s| s.to_string()).collect();
+        remove_env.extend(hall.config.sandbox.remove_env.iter().cloned());
+        remove_env.extend(
+            std::env::vars_os()
+                .filter_map(|(k, _)| k.into_string().ok())
+                .filter(|k| secret_name(k)),
+        );
+        let cache = hall.user_cache_dir().map(|c| {
+            c.join("sandbox")
+                .join(crate::hall::worktree::repo_key(hall))
+        });
+        let cache = cache.filter(|c| std::fs::create_dir_all(c).is_ok());
+        Ok(Jail {
+            sandbox,
+            cache: cache.map(|c| crate::platform::canonicalize(&c).unwrap_or(c)),
+            hidden: canon(hidden),
+            visible: canon(visible),
+            remove_env,
+        })
+    }
+
+    /// Whether runs are confined (false only when the person opted out).
+    pub fn confined(&self) -> bool {
+        self.sandbox.is_some()
+    }
+
+    /// The policy for a run of `phase` in `dir`, writing `writable` (with `dir`), with
+    /// `read_only` kept so inside them.
+    pub fn policy(
+        &self,
+        network: bool,
+        dir: &Path,
+        writable: &[PathBuf],
+        read_only: &[PathBuf],
+    ) -> crate::sandbox::Policy {
+        let canon = |p: &Path| crate::platform::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut w = vec![canon(dir)];
+        w.extend(writable.iter().map(|p| canon(p)));
+        w.extend(self.cache.clone());
+        crate::sandbox::Policy {
+            workdir: canon(dir),
+            writable: w,
+            read_only: read_only.iter().map(|p| canon(p)).collect(),
+            hidden: self.hidden.clone(),
+            visible: self.visible.clone(),
+            network,
+            temp: std::env::temp_dir(),
+        }
+    }
+
+    /// `script` through the platform shell under `policy`, with the secrets taken out of
+    /// its environment.
+    pub fn shell(&self, policy: &crate::sandbox::Policy, script: &str) -> JailedCommand {
+        let (program, args) = self.argv(policy, script);
+        let mut command = crate::sandbox::command(&program, &args);
+        command.current_dir(&policy.workdir);
+        for k in &self.remove_env {
+            command.env_remove(k);
+        }
+        for (k, v) in self.cache_env() {
+            command.env(k, v);
+        }
+        JailedCommand {
+            command,
+            confined: self.confined(),
+            sandbox: self.sandbox.as_ref().map(|s| s.name()),
+        }
+    }
+
+    /// The program and arguments that run `script` through the platform shell under
+    /// `policy` (for runners that take an argument list).
+    pub fn argv(&self, policy: &crate::sandbox::Policy, script: &str) -> (String, Vec<String>) {
+        let shell = crate::platform::shell(script);
+        let program = shell.get_program().to_string_lossy().into_owned();
+        let args: Vec<String> = shell
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        match &self.sandbox {
+            Some(s) => s.argv(policy, &program, &args),
+            None => (program, args),
+        }
+    }
+
+    /// Where the package managers and build tools a run may use keep their caches: the
+    /// repository's own cache (the user's, read-only, would make them fail, and a
+    /// writable one could be poisoned for the user's own later builds).
+    pub fn cache_env(&self) -> Vec<(String, String)> {
+        let Some(c) = &self.cache else {
+            return Vec::new();
+        };
+        [
+            ("XDG_CACHE_HOME", "xdg"),
+            ("npm_config_cache", "npm"),
+            ("YARN_CACHE_FOLDER", "yarn"),
+            ("BUN_INSTALL_CACHE_DIR", "bun"),
+            ("PIP_CACHE_DIR", "pip"),
+            ("UV_CACHE_DIR", "uv"),
+            ("POETRY_CACHE_DIR", "poetry"),
+            ("PRE_COMMIT_HOME", "pre-commit"),
+            ("GOCACHE", "go-build"),
+        ]
+        .iter()
+        .map(|(k, d)| (k.to_string(), c.join(d).display().to_string()))
+        .collect()
+    }
+
+    /// The environment variables a run of an item's code goes without.
+    pub fn removed_env(&self) -> &[String] {
+        &self.remove_env
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_network_is_off_unless_the_base_names_the_phase_or_the_command() {
+        let mut config = crate::config::Config::default();
+        assert!(!network_allowed(&config, Phase::Setup, "npm ci"));
+        config.sandbox.network = vec!["setup".into(), "pytest -m online".into()];
+        assert!(network_allowed(&config, Phase::Setup, "npm ci"));
+        assert!(!network_allowed(&config, Phase::Checks, "pytest"));
+        assert!(network_allowed(&config, Phase::Checks, " pytest -m online"));
+        assert!(!network_allowed(&config, Phase::Fixer, "ralph run"));
+    }
+
+    #[test]
+    fn only_the_persons_own_file_turns_the_loops_confinement_off() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(loop_confined_by_user(None));
+        assert!(loop_confined_by_user(Some(dir.path())), "no file: confined");
+        let file = dir.path().join(crate::sign::USER_CONFIG);
+        std::fs::write(&file, "[loop]\nconfine = \"no\"\n").unwrap();
+        assert!(
+            loop_confined_by_user(Some(dir.path())),
+            "not a boolean: confined"
+        );
+        std::fs::write(
+            &file,
+            "[signing]\nprincipal = \"a@b\"\n[loop]\nconfine = false\n",
+        )
+        .unwrap();
+        assert!(!loop_confined_by_user(Some(dir.path())));
+    }
+
+    #[test]
+    fn a_headless_run_reads_no_credential_store_but_its_own_directory() {
+        let config = crate::config::Config::default();
+        let home = dirs::home_dir().unwrap();
+        let v = run_settings(&config, RunKind::Fix, &[], &[], None);
+        let deny: Vec<&str> = v["permissions"]["deny"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r.as_str())
+            .collect();
+        for secret in [
+            ".ssh",
+            ".aws",
+            ".config/gh",
+            ".netrc",
+            ".docker/config.json",
+        ] {
+            let rule = format!("Read(/{}/**)", home.join(secret).display());
+            assert!(deny.contains(&rule.as_str()), "{rule} in {deny:?}");
+        }
+        assert!(
+            !deny.iter().any(|r| r.contains("/.claude")),
+            "the run reads its own settings: {deny:?}"
+        );
+        for p in v["sandbox"]["filesystem"]["denyRead"].as_array().unwrap() {
+            let p = Path::new(p.as_str().unwrap());
+            assert!(
+                p.exists(),
+                "only what exists is mounted over: {}",
+                p.display()
+            );
+            assert!(!p.to_string_lossy().contains("/.claude"));
+        }
+    }
+
+    #[test]
+    fn a_secret_is_known_by_its_name() {
+        for n in [
+            "GH_TOKEN",
+            "npm_token",
+            "AWS_SECRET_ACCESS_KEY",
+            "DB_PASSWORD",
+            "OPENAI_API_KEY",
+        ] {
+            assert!(secret_name(n), "{n}");
+        }
+        for n in ["PATH", "HOME", "CARGO_HOME", "LANG", "CI"] {
+            assert!(!secret_name(n), "{n}");
+        }
     }
 }

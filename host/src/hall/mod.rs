@@ -15,11 +15,13 @@
 //! or directly, but never the other way round.
 
 pub mod change;
+pub mod claude_settings;
 pub mod condense;
 pub mod confine;
 pub mod hallmark;
 pub mod inbox;
 pub mod lock;
+pub mod person;
 pub mod plugin;
 pub mod policy;
 pub mod registry;
@@ -52,17 +54,46 @@ pub struct Ctx {
     pub clock: Clock,
     pub now: std::time::SystemTime,
     pub stamp: String,
-    /// Who acts: `HALL_ACTOR`, else `agent` inside Claude Code, else `you`; the loop's
-    /// workers act as `assayer`, `fixer` or `shipper`.
+    /// Who acts: `HALL_ACTOR` (the loop's workers act as `assayer`, `fixer`,
+    /// `shipper`…), else `you` for a process proven to be a person's ([`person`]), else
+    /// `agent`.
     pub actor: String,
     /// How a person's command reached `hall` when not typed in a shell (`web`); written
     /// into every event it records.
     pub via: Option<String>,
+    /// The proof that a person acts, when there is one.
+    person: Option<person::Person>,
+    /// Why there is none, for the refusal of a person's verb.
+    not_a_person: Option<String>,
 }
 
 impl Ctx {
-    /// The context of a command: this process's directory, clock and actor.
+    /// The context of a command: this process's directory, clock and actor, the actor
+    /// being `you` only when [`person::check`] proves it.
     pub fn from_env() -> Result<Ctx> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            HallError::internal(format!("the current directory can't be read: {e}"))
+        })?;
+        let mut ctx = Ctx::at(cwd, Clock::from_env(), "agent");
+        match person::check() {
+            Ok(you) => {
+                ctx.actor = "you".into();
+                ctx.person = Some(you);
+            }
+            Err(person::NotAPerson::Role(role)) => {
+                ctx.not_a_person = Some(person::NotAPerson::Role(role.clone()).to_string());
+                ctx.actor = role;
+            }
+            Err(why) => ctx.not_a_person = Some(why.to_string()),
+        }
+        Ok(ctx)
+    }
+
+    /// The context of a hook: the actor from the environment alone (`HALL_ACTOR`, else
+    /// `agent` inside Claude Code, else `you`), with no proof of a person. Hooks run on
+    /// every tool call as children of Claude Code by design, so they never walk the
+    /// process table, and nothing they do needs a person.
+    pub fn for_hook() -> Result<Ctx> {
         let cwd = std::env::current_dir().map_err(|e| {
             HallError::internal(format!("the current directory can't be read: {e}"))
         })?;
@@ -71,10 +102,12 @@ impl Ctx {
             _ if std::env::var_os("CLAUDECODE").is_some() => "agent".to_string(),
             _ => "you".to_string(),
         };
-        Ok(Ctx::at(cwd, Clock::from_env(), actor))
+        let mut ctx = Ctx::at(cwd, Clock::from_env(), actor);
+        ctx.not_a_person = Some("hooks never act as a person".into());
+        Ok(ctx)
     }
 
-    /// A context for `actor` in `cwd`, stamped now by `clock`.
+    /// A context for `actor` in `cwd`, stamped now by `clock`, with no proof of a person.
     pub fn at(cwd: PathBuf, clock: Clock, actor: impl Into<String>) -> Ctx {
         let now = clock.now();
         Ctx {
@@ -84,12 +117,31 @@ impl Ctx {
             stamp: crate::clock::stamp(now),
             actor: actor.into(),
             via: None,
+            person: None,
+            not_a_person: Some("it was not started by a person".into()),
         }
     }
 
-    /// The same place and clock, acting as `actor`, stamped anew.
+    /// The same place and clock, acting as `actor`, stamped anew. The proof of a person
+    /// goes along only when `actor` is `you` (the web app acting for the person who
+    /// started it).
     pub fn acting_as(&self, actor: impl Into<String>) -> Ctx {
-        Ctx::at(self.cwd.clone(), self.clock, actor)
+        let actor = actor.into();
+        let mut ctx = Ctx::at(self.cwd.clone(), self.clock, actor.clone());
+        if actor == "you" {
+            ctx.person = self.person.clone();
+            ctx.not_a_person = self.not_a_person.clone();
+        }
+        ctx
+    }
+
+    /// This context with the proof of a person (unit tests of a person's verbs).
+    #[cfg(test)]
+    pub fn with_person(mut self, you: person::Person) -> Ctx {
+        self.actor = "you".into();
+        self.person = Some(you);
+        self.not_a_person = None;
+        self
     }
 
     pub fn repo(&self) -> Result<Repo> {
@@ -113,24 +165,26 @@ impl Ctx {
         }
     }
 
-    /// The fixer works on findings; deciding what happens to the item is not its call.
-    /// A person's call (a verdict, what the Library teaches every later review): refused
-    /// to the loop's roles and to anything run inside a Claude Code session.
-    pub fn refuse_agent(&self, verb: &str, what: &str) -> Result<()> {
-        if self.actor != "you" || std::env::var_os("CLAUDECODE").is_some() {
-            let who = if self.actor == "you" {
-                "a Claude Code session"
-            } else {
-                self.actor.as_str()
-            };
-            return Err(HallError::new(
-                Code::GateDenied,
-                format!("`hall {verb}` {what}; it is refused to {who}"),
-            )
-            .hint("hall findings")
-            .hint("hall fixed <ids>"));
+    /// The proof that a person runs `hall {verb}` (which `what`), or `GATE_DENIED`
+    /// saying why this process is not shown to be one and what to do: run the same
+    /// command from the person's own terminal. Nothing is written before it is asked.
+    pub fn person(&self, verb: &str, what: &str) -> Result<&person::Person> {
+        if let (Some(you), "you") = (&self.person, self.actor.as_str()) {
+            return Ok(you);
         }
-        Ok(())
+        let why = self
+            .not_a_person
+            .clone()
+            .unwrap_or_else(|| format!("it acts as {}", self.actor));
+        Err(HallError::new(
+            Code::GateDenied,
+            format!(
+                "`hall {verb}` {what}, which only a person may do, and this process is not shown to be a person's: {why}. \
+                 A person's command runs from your own terminal, outside every agent session and sandbox, \
+                 with your user config directory readable"
+            ),
+        )
+        .hint(typed_command(verb)))
     }
 
     pub fn refuse_fixer(&self, verb: &str) -> Result<()> {
@@ -143,6 +197,27 @@ impl Ctx {
             .hint("hall fixed <ids>"));
         }
         Ok(())
+    }
+}
+
+/// The command this process was started with, when it is `hall {verb} …` (what the
+/// person should type in their own terminal); else `hall {verb}`.
+fn typed_command(verb: &str) -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let first = verb.split_whitespace().next().unwrap_or(verb);
+    let words: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--json")
+        .collect();
+    if words.first() == Some(&first) {
+        let quoted: Vec<String> = words
+            .iter()
+            .map(|w| crate::platform::shell_quote(w))
+            .collect();
+        format!("hall {}", quoted.join(" "))
+    } else {
+        format!("hall {verb}")
     }
 }
 

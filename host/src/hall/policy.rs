@@ -1,7 +1,9 @@
 //! Which room serves each world for a repository, read from the base branch.
 //!
-//! Both the `[rooms]` table and the component bytes come from the base branch with
-//! `git show`, never from a worktree, so an item can't swap in a kinder rule for itself.
+//! Both the `[rooms]` table and the component bytes come from the base branch as
+//! committed (read through the commit and its trees, every object re-hashed: see
+//! `git::Committed`), never from a worktree, so an item can't swap in a kinder rule for
+//! itself.
 //! A repository's choice wins over a user-level extension
 //! (`<config dir>/hallmark/rooms/<world>.wasm`), which wins over the built-in room. A
 //! configured room that fails to load is an error, never a silent fallback.
@@ -97,8 +99,13 @@ pub fn choose(hall: Option<&Hall>, world: World) -> Result<Choice> {
             .hint("hall rooms list"));
         }
         if let Some(path) = keys.first().and_then(|k| rooms.get(*k)) {
+            // The component is read as the table was: through the commit and its
+            // trees, every object re-hashed against its name.
+            let bytes = match &rev {
+                Some(rev) => super::rules::file_at(&hall.repo, rev, path)?,
+                None => None,
+            };
             let rev = rev.unwrap_or_default();
-            let bytes = crate::git::show_file(&hall.repo.main_root, &rev, path)?;
             return Ok(Choice::Repo {
                 path: path.clone(),
                 rev,

@@ -76,8 +76,9 @@ pub fn random_hex() -> Result<String> {
     }))
 }
 
-/// Makes a token named `name` and returns it; the name must be new.
-pub fn create(dir: &Path, name: &str, stamp: &str) -> Result<String> {
+/// Makes a token named `name` and returns it; the name must be new. Only a person makes
+/// one (`_you`).
+pub fn create(_you: &super::person::Person, dir: &Path, name: &str, stamp: &str) -> Result<String> {
     let name = name.trim();
     if name.is_empty() || name.len() > 64 || name.chars().any(char::is_control) {
         return Err(HallError::usage(
@@ -117,7 +118,7 @@ pub fn list(dir: &Path) -> Result<Vec<TokenRecord>> {
 }
 
 /// Revokes the token named `name`; an unknown name is an error that lists the names.
-pub fn revoke(dir: &Path, name: &str) -> Result<()> {
+pub fn revoke(_you: &super::person::Person, dir: &Path, name: &str) -> Result<()> {
     let _lock = super::lock::wait(&dir.join("web-tokens.lock"))?;
     let mut file = read(dir)?;
     let before = file.tokens.len();
@@ -157,24 +158,34 @@ pub fn same(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hall::person::Person;
 
     #[test]
     fn a_token_works_until_it_is_revoked_and_only_its_hash_is_kept() {
         let dir = tempfile::tempdir().expect("dir");
-        let token = create(dir.path(), "ci", "2026-12-05T00:00:00Z").expect("create");
+        let token = create(
+            &Person::for_tests(),
+            dir.path(),
+            "ci",
+            "2026-12-05T00:00:00Z",
+        )
+        .expect("create");
         assert!(token.starts_with(PREFIX));
         assert_eq!(check(dir.path(), &token).as_deref(), Some("ci"));
         assert_eq!(check(dir.path(), &format!("{token}0")), None);
         let stored = std::fs::read_to_string(path(dir.path())).expect("file");
         assert!(!stored.contains(&token), "{stored}");
         assert!(stored.contains(&hash(&token)));
-        let again = create(dir.path(), "ci", "t").expect_err("a name is used once");
+        let again =
+            create(&Person::for_tests(), dir.path(), "ci", "t").expect_err("a name is used once");
         assert_eq!(again.code, Code::Usage);
         assert_eq!(list(dir.path()).expect("list")[0].hash, "");
-        revoke(dir.path(), "ci").expect("revoke");
+        revoke(&Person::for_tests(), dir.path(), "ci").expect("revoke");
         assert_eq!(check(dir.path(), &token), None);
         assert_eq!(
-            revoke(dir.path(), "ci").expect_err("gone").code,
+            revoke(&Person::for_tests(), dir.path(), "ci")
+                .expect_err("gone")
+                .code,
             Code::Usage
         );
     }
@@ -182,11 +193,13 @@ mod tests {
     #[test]
     fn an_unreadable_token_file_knows_no_token() {
         let dir = tempfile::tempdir().expect("dir");
-        let token = create(dir.path(), "a", "t").expect("create");
+        let token = create(&Person::for_tests(), dir.path(), "a", "t").expect("create");
         std::fs::write(path(dir.path()), "{not json").expect("write");
         assert_eq!(check(dir.path(), &token), None);
         assert_eq!(
-            create(dir.path(), "b", "t").expect_err("broken").code,
+            create(&Person::for_tests(), dir.path(), "b", "t")
+                .expect_err("broken")
+                .code,
             Code::InvalidConfig
         );
     }

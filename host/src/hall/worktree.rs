@@ -181,13 +181,18 @@ fn worktree_path(rendered: &str) -> Option<String> {
 /// the hash of the main checkout's path telling apart two clones with the same name.
 /// Outside the repository's folder tree on purpose (see docs/decisions/0010).
 pub fn loop_checkouts_root(hall: &Hall) -> PathBuf {
+    crate::platform::checkouts_dir(hall.user_cache_dir()).join(repo_key(hall))
+}
+
+/// A short name for the repository that no other repository of the user shares: its
+/// name and a hash of where its main checkout is.
+pub fn repo_key(hall: &Hall) -> String {
     use sha2::{Digest, Sha256};
     let root = &hall.repo.main_root;
     let canon = crate::platform::canonicalize(root).unwrap_or_else(|_| root.clone());
     let digest = Sha256::digest(canon.to_string_lossy().as_bytes());
     let short: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    crate::platform::checkouts_dir(hall.user_cache_dir())
-        .join(format!("{}-{short}", template::slug(&hall.repo.name())))
+    format!("{}-{short}", template::slug(&hall.repo.name()))
 }
 
 /// Where the loop's checkout for item `id` is (whether or not it exists).

@@ -113,14 +113,11 @@ pub fn session_start(hook: &Hook) -> Result<Option<String>> {
     if crate::commands::notify::stopped_daemon_untold(&hook.hall) {
         let _ = crate::daemon::spawn_detached(&["notify", "now"], &hook.hall.repo.main_root);
     }
-    // A session the user meant to confine but started with plain `claude`: the hooks
-    // still gate it, but nothing below them does. Say so, once, at the start.
-    if crate::commands::claude_confine_by_default()
-        && std::env::var_os(crate::commands::SESSION_ENV).is_none()
-    {
-        text.push_str(
-            " This session runs without Hallmark's sandbox (it was not started with `hall claude`);              tell the person, who can restart it with `hall claude`.",
-        );
+    // A session the user meant to confine that isn't (or whose own settings undo it):
+    // the hooks still gate it, but nothing below them does. Say so, once, at the start.
+    if let Some(note) = super::confinement::session_start(hook) {
+        text.push(' ');
+        text.push_str(&note);
     }
     Ok(Some(context_output(hook.event, &text)))
 }

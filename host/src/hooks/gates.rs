@@ -1,20 +1,22 @@
 //! PreToolUse: the gates. The file tools are checked against the protected paths and
 //! the edit gate; reads against the secrets; Bash commands through the shell analysis
 //! ([`crate::gate`]) and then judged against this repository and this session
-//! ([`HookWorld`]).
+//! ([`HookWorld`]); any other tool by what its input says ([`super::tools`]).
 //!
 //! Hooks fail open on their own errors, but a gate fails closed on what it can't read:
 //! anything that may push, write a note or write where a session may not is denied when
 //! the answer needed to allow it can't be had (an unreadable journal, a computed path,
 //! a commit that can't be resolved).
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Hook;
+use super::glob::{self, Budget};
 use super::protect::{Protection, absolute, inside_git_dir, resolve};
+use super::tools::{self, ToolKind};
 use crate::config::{CaptureMode, PushGuard};
 use crate::error::{Code, HallError, Result};
 use crate::gate::{self, Access, Effect, Gate, GateContext, GuardMode, Place, PlaceKind, World};
@@ -63,6 +65,8 @@ pub struct HookWorld<'h> {
     hook: &'h Hook,
     protection: OnceCell<Protection>,
     trust: OnceCell<crate::hall::hallmark::Trust>,
+    /// What this call's globs may still read and match.
+    globs: Cell<Budget>,
 }
 
 impl<'h> HookWorld<'h> {
@@ -71,15 +75,15 @@ impl<'h> HookWorld<'h> {
             hook,
             protection: OnceCell::new(),
             trust: OnceCell::new(),
+            globs: Cell::new(Budget::default()),
         }
     }
 
     fn protection(&self) -> &Protection {
         self.protection.get_or_init(|| {
-            let root = Repo::discover(&self.hook.cwd)
-                .map(|r| r.toplevel)
-                .unwrap_or_else(|_| self.hook.cwd.clone());
-            let mut p = Protection::new(&self.hook.repo, &root);
+            // The session's own checkout is the one it is anchored in, not whatever
+            // repository its working directory happens to be in.
+            let mut p = Protection::new(&self.hook.repo, &self.hook.checkout);
             if let Some(dir) = crate::platform::config_dir() {
                 p.add_secret(&crate::sign::key_path(&dir).0);
             }
@@ -189,7 +193,7 @@ impl World for HookWorld<'_> {
 
     fn protected(&self, place: &Place, path: &str, access: Access) -> Option<String> {
         let base = self.dir_of(place)?;
-        if path.contains(['*', '?', '[']) {
+        if glob::is_pattern(path) {
             return self.protected_glob(&base, path, access);
         }
         self.protection().check(&base, path, access)
@@ -222,11 +226,118 @@ impl World for HookWorld<'_> {
     fn commit_is_free(&self, effect: &Effect) -> bool {
         commit_is_free(self.hook, effect)
     }
+
+    fn protected_tree(&self, place: &Place, src: &str, dest: &str) -> Option<String> {
+        let base = self.dir_of(place)?;
+        let src = absolute(&base, src);
+        let dest = resolve(&absolute(&base, dest));
+        self.protection().check_tree(&src, &dest, MAX_TREE)
+    }
+
+    fn open_dir(&self, place: &Place, dir: &str) -> Option<String> {
+        let base = self.dir_of(place)?;
+        let full = resolve(&absolute(&base, dir));
+        let p = self.protection();
+        if let Some(root) = p.checkout_of(&full) {
+            return Some(format!(
+                "{} is in the checkout {}, where they could create .claude/settings.json, .mcp.json or a .git",
+                full.display(),
+                root.display()
+            ));
+        }
+        if p.holds_below(&full) {
+            return Some(format!(
+                "{} holds protected places (git's directory, your configuration), which they could overwrite",
+                full.display()
+            ));
+        }
+        if let Some(top) = full.ancestors().find(|a| a.join(".git").exists()) {
+            return Some(format!(
+                "{} is in the checkout {}, where they could create .claude/settings.json, .mcp.json or a .git",
+                full.display(),
+                top.display()
+            ));
+        }
+        None
+    }
+
+    fn checkout_writes(
+        &self,
+        place: &Place,
+        rev: &str,
+    ) -> std::result::Result<Option<String>, String> {
+        let Some(dir) = self.dir_of(place) else {
+            return Err("it runs in a directory computed at run time".into());
+        };
+        let rev = if rev == "-" { "@{-1}" } else { rev };
+        let Ok(changes) = git::tree_changes(&dir, "HEAD", rev) else {
+            // `git checkout lib.txt` names a path, not a revision. A stash or an earlier
+            // branch holds only what this checkout held, which its own gates saw.
+            if dir.join(rev).exists()
+                || rev.contains(['*', '?'])
+                || rev.starts_with("stash@{")
+                || rev.starts_with("@{-")
+            {
+                return Ok(None);
+            }
+            return Err(format!(
+                "`{rev}` doesn't name a revision yet (one made earlier in this command can't be checked for links into protected places)"
+            ));
+        };
+        let top = Repo::discover(&dir)
+            .map(|r| r.toplevel)
+            .unwrap_or_else(|_| dir.clone());
+        let p = self.protection();
+        let mut links = Vec::new();
+        for c in &changes {
+            let at = top.join(&c.path);
+            if let Some(why) = p.check_resolved(&resolve(&at), Access::Write) {
+                return Ok(Some(format!("writes {}: {why}", c.path)));
+            }
+            if c.mode == "120000" {
+                links.push(c);
+            }
+        }
+        if links.is_empty() {
+            return Ok(None);
+        }
+        if links.len() > MAX_LINKS {
+            return Err(format!(
+                "it writes {} symbolic links, more than the guard reads",
+                links.len()
+            ));
+        }
+        let names: Vec<String> = links.iter().map(|c| c.oid.clone()).collect();
+        let objects =
+            git::read_objects(&dir, &names).map_err(|e| format!("its links can't be read: {e}"))?;
+        for (c, o) in links.iter().zip(objects) {
+            let Some(o) = o else {
+                return Err(format!("the link {} can't be read", c.path));
+            };
+            let target = String::from_utf8_lossy(&o.data).to_string();
+            let at = top.join(&c.path);
+            let parent = at.parent().unwrap_or(Path::new("/"));
+            let landed = resolve(&absolute(parent, &target));
+            if let Some(why) = p.check_resolved(&landed, Access::Write) {
+                return Ok(Some(format!(
+                    "makes {} a symbolic link to {target}: {why}",
+                    c.path
+                )));
+            }
+        }
+        Ok(None)
+    }
 }
+
+/// The most entries of a copied tree the hook looks at.
+const MAX_TREE: usize = 20_000;
+/// The most symbolic links of a checkout the hook reads.
+const MAX_LINKS: usize = 64;
 
 impl HookWorld<'_> {
     /// A path with glob characters: every existing match must be allowed, and so must
-    /// the directory the pattern starts in.
+    /// the directory the pattern starts in. A glob that would take more than this
+    /// call's budget to list is refused, since what wasn't listed wasn't checked.
     fn protected_glob(&self, base: &Path, pattern: &str, access: Access) -> Option<String> {
         let full = absolute(base, pattern);
         let text = full.to_string_lossy().to_string();
@@ -243,7 +354,17 @@ impl HookWorld<'_> {
         {
             return Some(why);
         }
-        for m in glob_matches(&full, 256) {
+        let mut budget = self.globs.get();
+        let listed = glob::expand(&full, &mut budget);
+        self.globs.set(budget);
+        let Ok(matches) = listed else {
+            return Some(format!(
+                "the pattern matches more files than the hook checks in one call (it lists at most {} entries and {} matches); name the files, or use a narrower pattern",
+                glob::MAX_ENTRIES,
+                glob::MAX_MATCHES
+            ));
+        };
+        for m in matches {
             if let Some(why) = self.protection().check_resolved(&resolve(&m), access) {
                 return Some(why);
             }
@@ -271,60 +392,10 @@ impl HookWorld<'_> {
     }
 }
 
-/// Paths matching a glob, by listing directories (bounded).
-fn glob_matches(pattern: &Path, max: usize) -> Vec<PathBuf> {
-    let mut current = vec![PathBuf::from("/")];
-    for comp in pattern.components().skip(1) {
-        let part = comp.as_os_str().to_string_lossy().to_string();
-        let mut next = Vec::new();
-        for dir in &current {
-            if part.contains(['*', '?', '[']) {
-                let Ok(entries) = std::fs::read_dir(dir) else {
-                    continue;
-                };
-                for e in entries.flatten() {
-                    let name = e.file_name().to_string_lossy().to_string();
-                    if wildcard(part.as_bytes(), name.as_bytes()) {
-                        next.push(dir.join(name));
-                    }
-                }
-            } else {
-                next.push(dir.join(&part));
-            }
-            if next.len() > max {
-                break;
-            }
-        }
-        current = next;
-    }
-    current
-}
-
-/// `*`, `?` and `[…]` (any character class counts as one character) within one name.
-fn wildcard(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => wildcard(&p[1..], s) || (!s.is_empty() && wildcard(p, &s[1..])),
-        (Some(b'?'), Some(_)) => wildcard(&p[1..], &s[1..]),
-        (Some(b'['), Some(_)) => match p.iter().position(|&c| c == b']') {
-            Some(end) => wildcard(&p[end + 1..], &s[1..]),
-            None => false,
-        },
-        (Some(a), Some(b)) if a == b => wildcard(&p[1..], &s[1..]),
-        _ => false,
-    }
-}
-
-/// The gates, then, for a call they let through, the tool-call policy.
-pub fn pre_tool_use(hook: &Hook) -> Result<Option<String>> {
-    if let Some(denied) = gates(hook)? {
-        return Ok(Some(denied));
-    }
-    super::tool_policy::pre_tool_use(hook)
-}
-
 /// The push, note, edit and protected-path gates: `Some` answer when one refuses.
-fn gates(hook: &Hook) -> Result<Option<String>> {
+/// Every tool is judged: the ones the hook knows by their fields, any other by what its
+/// input says ([`other_tool_gate`]).
+pub(super) fn gates(hook: &Hook) -> Result<Option<String>> {
     let tool = hook.input.tool_name.as_deref().unwrap_or("");
     let input = hook.input.tool_input.as_ref();
     let field = |k: &str| {
@@ -333,14 +404,14 @@ fn gates(hook: &Hook) -> Result<Option<String>> {
             .and_then(|v| v.as_str())
             .map(str::to_string)
     };
-    match tool {
-        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
-            let Some(path) = field("file_path").or_else(|| field("notebook_path")) else {
-                return Ok(None);
-            };
-            edit_gate(hook, tool, &path)
-        }
-        "Read" | "Grep" | "Glob" | "NotebookRead" | "LS" => {
+    match tools::kind(tool) {
+        ToolKind::Write => match field("file_path").or_else(|| field("notebook_path")) {
+            Some(path) => edit_gate(hook, tool, &path),
+            // A write tool without the field it names its file in: read it as any
+            // other tool.
+            None => other_tool_gate(hook, tool, input),
+        },
+        ToolKind::Read => {
             let Some(path) = field("file_path")
                 .or_else(|| field("path"))
                 .or_else(|| field("notebook_path"))
@@ -349,14 +420,88 @@ fn gates(hook: &Hook) -> Result<Option<String>> {
             };
             read_gate(hook, tool, &path)
         }
-        "Bash" => {
+        ToolKind::Bash => {
             let Some(command) = field("command") else {
                 return Ok(None);
             };
             bash_gate(hook, &command)
         }
-        _ => Ok(None),
+        ToolKind::Inert => Ok(None),
+        ToolKind::Other => other_tool_gate(hook, tool, input),
     }
+}
+
+/// A tool the hook doesn't know (an MCP server's, `PowerShell`, `Monitor`…): a name
+/// that says it pushes is a push it can't check; shell text it is given is judged as a
+/// Bash command (PowerShell also for what the shell reading can't follow, in strict
+/// mode); and every string in its input is a path it may write, refused when it lands
+/// in a protected place. See [`super::tools`].
+fn other_tool_gate(hook: &Hook, tool: &str, input: Option<&Value>) -> Result<Option<String>> {
+    let refuse = |gate: Gate, why: String| {
+        let err = HallError::new(
+            Code::GateDenied,
+            sentence(&format!("`{tool}` is refused: {why}")),
+        )
+        .hint("hall status")
+        .hint("hall ask \"…\"")
+        .with_check(gate.name());
+        deny_hard(hook, gate.name(), tool, err)
+    };
+    if let Some(why) = tools::pushes_by_name(tool) {
+        return Ok(Some(refuse(
+            Gate::Push,
+            format!(
+                "{why}, and what it sends can't be checked for a hallmark; Hallmark ships approved work itself"
+            ),
+        )));
+    }
+    let Some(input) = input else {
+        return Ok(None);
+    };
+    let strict = hook.hall.config.capture.push_guard == PushGuard::Strict;
+    let powershell = tools::is_powershell(tool);
+    let command = tools::shell_text(input);
+    if let Some(command) = &command {
+        if let Some(denied) = bash_gate(hook, command)? {
+            return Ok(Some(denied));
+        }
+        if powershell
+            && strict
+            && let Some(why) = tools::powershell_hidden(command)
+        {
+            return Ok(Some(refuse(
+                Gate::Unreadable,
+                format!("its PowerShell can't be followed: {why}"),
+            )));
+        }
+    }
+    let strings = match tools::strings(input) {
+        Ok(s) => s,
+        Err(why) => {
+            return Ok(Some(refuse(
+                Gate::Unreadable,
+                format!("{why}, so the paths it may write can't all be checked"),
+            )));
+        }
+    };
+    let words: Vec<&str> = match (&command, powershell) {
+        (Some(c), true) => tools::powershell_words(c).collect(),
+        _ => Vec::new(),
+    };
+    let world = HookWorld::new(hook);
+    for s in strings.into_iter().chain(words) {
+        for path in tools::as_paths(s) {
+            if let Some(why) = world.protection().check(&hook.cwd, path, Access::Write) {
+                return Ok(Some(refuse(
+                    Gate::Protect,
+                    format!(
+                        "it is given {path}, and a tool the hook doesn't know is judged as writing every path it is given: {why}"
+                    ),
+                )));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Whether `rel` (relative to the repository root, `/`-separated) is a `[capture] free`
@@ -368,24 +513,12 @@ pub fn is_free(rel: &str, free: &[String]) -> bool {
             rel == dir || rel.starts_with(&format!("{dir}/"))
         } else if !pattern.contains('/') {
             let name = rel.rsplit('/').next().unwrap_or(rel);
-            glob(pattern.as_bytes(), name.as_bytes())
+            glob::segments_match(pattern, name)
         } else {
-            glob(pattern.as_bytes(), rel.as_bytes())
+            // `*` and `?` stay within one path segment, as in .gitignore.
+            glob::segments_match(pattern, rel)
         }
     })
-}
-
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        // `*` and `?` stay within one path segment, as in .gitignore.
-        (Some(b'*'), _) => {
-            glob(&p[1..], s) || (s.first().is_some_and(|&c| c != b'/') && glob(p, &s[1..]))
-        }
-        (Some(b'?'), Some(&c)) if c != b'/' => glob(&p[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
-        _ => false,
-    }
 }
 
 /// The nearest existing directory at or above `path` (a new file's folder may not exist).
@@ -449,8 +582,22 @@ fn edit_gate(hook: &Hook, tool: &str, raw: &str) -> Result<Option<String>> {
     let Some(rel) = relative(&path, &repo.toplevel) else {
         return Ok(None);
     };
-    if is_free(&rel, &hook.hall.config.capture.free) || hook.worktree_item(&dir)?.is_some() {
+    if is_free(&rel, &hook.hall.config.capture.free) {
         return Ok(None);
+    }
+    // Whether the file is in an item's worktree can't be told from an unreadable
+    // journal; the edit gate then stands down (decision 0003). The protected paths were
+    // checked above, whatever the journal says.
+    match hook.worktree_item(&dir) {
+        Ok(Some(_)) => return Ok(None),
+        Ok(None) => {}
+        Err(e) => {
+            super::log_anywhere(&format!(
+                "PreToolUse: {}; the edit gate lets {rel} through",
+                e.message
+            ));
+            return Ok(None);
+        }
     }
     let err = HallError::new(
         Code::GateDenied,
@@ -466,72 +613,8 @@ fn edit_gate(hook: &Hook, tool: &str, raw: &str) -> Result<Option<String>> {
     Ok(Some(deny(hook, "edit", raw, err)))
 }
 
-/// The `hall` subcommands a command line runs, found by word: `hall` (or a path ending
-/// in it) followed by its verb, after any flags. A quoted mention counts too, which only
-/// errs on the side of refusing.
-pub fn hall_verbs(command: &str) -> Vec<String> {
-    let words: Vec<&str> = command
-        .split(|c: char| c.is_whitespace() || ";&|()`$\"'{}<>".contains(c))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let mut verbs = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        let base = w.rsplit(['/', '\\']).next().unwrap_or(w);
-        if base != "hall" && base != "hall.exe" {
-            continue;
-        }
-        let mut rest = words[i + 1..].iter().filter(|w| !w.starts_with('-'));
-        if let Some(v) = rest.next() {
-            // A verb with subcommands names both: `library review`.
-            match (*v, rest.next()) {
-                ("library" | "config", Some(sub)) => verbs.push(format!("{v} {sub}")),
-                _ => verbs.push(v.to_string()),
-            }
-        }
-    }
-    verbs
-}
-
-/// Verbs an agent may never run: a verdict is a person's or the loop's, and so is what
-/// the Library teaches every later review; installing the plugin, its hooks and the
-/// sessions' confinement (`hall setup`, whose `--no-confine` would loosen every later
-/// session) is a person's too; the fixer also may not decide the item's fate.
-fn refused_verb(verbs: &[String], actor: Option<&str>) -> Option<String> {
-    verbs
-        .iter()
-        .find(|v| {
-            matches!(
-                v.as_str(),
-                "verdict"
-                    | "setup"
-                    | "web"
-                    | "config set"
-                    | "library review"
-                    | "library retire"
-                    | "library import"
-                    | "library distill"
-            ) || (actor == Some("fixer") && matches!(v.as_str(), "ready" | "retry" | "drop"))
-        })
-        .cloned()
-}
-
 fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
     let actor = std::env::var("HALL_ACTOR").ok();
-    if let Some(verb) = refused_verb(&hall_verbs(command), actor.as_deref()) {
-        let who = if actor.as_deref() == Some("fixer") {
-            "the fixer"
-        } else {
-            "an agent"
-        };
-        let err = HallError::new(
-            Code::GateDenied,
-            format!("`hall {verb}` is refused to {who}: a script or a person decides what happens to the item."),
-        )
-        .hint("hall findings")
-        .hint("hall fixed <ids>")
-        .with_check("hall");
-        return Ok(Some(deny(hook, "hall", command, err)));
-    }
     let config = &hook.hall.config;
     let ctx = HookContext {
         cwd: &hook.cwd,
@@ -546,9 +629,10 @@ fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
         PushGuard::Strict => GuardMode::Strict,
         PushGuard::Parse => GuardMode::Parse,
     };
-    // Whether the session is in an item's worktree; an unreadable journal counts as
-    // "yes", which only relaxes the commit gate (nothing is pushed by a commit).
-    let in_item = match hook.worktree_item(&hook.cwd) {
+    // Whether the session's checkout is an item's worktree; an unreadable journal
+    // counts as "yes", which only relaxes the commit gate (nothing is pushed by a
+    // commit).
+    let in_item = match hook.worktree_item(&hook.checkout) {
         Ok(item) => item.is_some(),
         Err(e) => {
             super::log_anywhere(&format!(
@@ -568,9 +652,16 @@ fn bash_gate(hook: &Hook, command: &str) -> Result<Option<String>> {
     let Some(first) = denials.first() else {
         return Ok(None);
     };
-    let item = hook.worktree_item(&hook.cwd).ok().flatten();
+    let item = hook.worktree_item(&hook.checkout).ok().flatten();
     let reason = sentence(&first.reason);
     let err = match first.gate {
+        Gate::Hall => HallError::new(
+            Code::GateDenied,
+            format!("{reason} A script or a person decides what happens to the item; a session says what it did and asks."),
+        )
+        .hint("hall findings")
+        .hint("hall propose-ready --summary \"…\"")
+        .hint("hall ask \"…\""),
         Gate::Note => HallError::new(
             Code::GateDenied,
             format!("{reason} Only Hallmark strikes hallmarks."),
@@ -677,14 +768,14 @@ fn deny(hook: &Hook, gate: &str, what: &str, err: HallError) -> String {
 }
 
 /// A denial that `[capture] mode = "ask"` doesn't soften.
-fn deny_hard(hook: &Hook, gate: &str, what: &str, err: HallError) -> String {
+pub(super) fn deny_hard(hook: &Hook, gate: &str, what: &str, err: HallError) -> String {
     answer(hook, gate, what, err, "deny")
 }
 
 fn answer(hook: &Hook, gate: &str, what: &str, err: HallError, decision: &str) -> String {
     let reason = serde_json::to_string(&err.reply()).unwrap_or_else(|_| err.message.clone());
     if hook.hall.journal.exists() {
-        let item = hook.worktree_item(&hook.cwd).ok().flatten();
+        let item = hook.worktree_item(&hook.checkout).ok().flatten();
         let mut event = hook.ctx.event(
             item,
             EventKind::GateDenied {
@@ -715,31 +806,7 @@ pub(super) fn decision_json(decision: &str, reason: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{hall_verbs, is_free, refused_verb, wildcard};
-
-    #[test]
-    fn settling_the_library_is_refused_to_agents_and_reading_it_is_not() {
-        let refused = |cmd: &str| refused_verb(&hall_verbs(cmd), None);
-        for cmd in [
-            "hall library review --accept L-0001",
-            "cd x && hall --json library retire L-0002",
-            "hall library import ../forged.jsonl",
-            "hall library distill H-0001",
-            "hall verdict --file v.json",
-            "hall setup claude --no-confine",
-            "/usr/local/bin/hall setup claude --statusline",
-        ] {
-            assert!(refused(cmd).is_some(), "{cmd}");
-        }
-        for cmd in [
-            "hall library search parse_config",
-            "hall library show L-0001",
-            "hall library export --out x",
-            "hall status",
-        ] {
-            assert_eq!(refused(cmd), None, "{cmd}");
-        }
-    }
+    use super::is_free;
 
     #[test]
     fn free_paths() {
@@ -765,13 +832,5 @@ mod tests {
         ] {
             assert!(!is_free(p, &free), "{p}");
         }
-    }
-
-    #[test]
-    fn wildcards_match_one_name() {
-        assert!(wildcard(b"hoo*", b"hooks"));
-        assert!(wildcard(b"p?st-commit", b"post-commit"));
-        assert!(wildcard(b"[h]ooks", b"hooks"));
-        assert!(!wildcard(b"hoo", b"hooks"));
     }
 }

@@ -11,12 +11,17 @@
 //!   git directory (a bare `origin` on disk);
 //! - another checkout of this repository: the main checkout when the session works in an
 //!   item's worktree, and every other worktree;
-//! - files that make programs run: the user's git configuration, shell startup files,
-//!   SSH configuration, Claude Code's settings at user and project level (their hooks
-//!   run outside any sandbox), `.mcp.json`, the directories on `PATH` and the `hall`
-//!   binary;
+//! - files that make programs run: the user's git configuration, shell startup files
+//!   (`.bashrc`, `.bash_aliases`, `.profile`, `.zshrc`, fish's `conf.d`…), SSH
+//!   configuration, a `.claude` directory anywhere and `.mcp.json` (Claude Code obeys
+//!   them, and their hooks and servers run outside any sandbox), the directories on
+//!   `PATH` and the ones a login puts there (`~/bin`, `~/.local/bin`, `~/.cargo/bin`),
+//!   the `hall` binary, and what starts later outside any session: autostart entries,
+//!   user services (`~/.config/systemd/user`, where `hall daemon start --at-login`
+//!   installs its own, `~/Library/LaunchAgents`) and cron;
 //! - Hallmark's own directories: its configuration (the signing key lives there), its
-//!   data (the registry of repositories) and its cache (precompiled rooms and the
+//!   data (the registry of repositories, and which repository each session is bound
+//!   to) and its cache (precompiled rooms and the
 //!   tool-policy room's guards, which decide whether that room is asked at all).
 //!
 //! Reading is refused only for the secrets: the signing key and the directory it lives
@@ -26,7 +31,9 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::gate::Access;
 
-/// Files under the home directory that make programs run or hold credentials.
+/// Files under the home directory that make programs run or hold credentials: shell
+/// startup files, programs found on a login `PATH`, what starts at login or on a
+/// schedule, and credentials.
 const HOME_FILES: &[&str] = &[
     ".gitconfig",
     ".config/git",
@@ -34,12 +41,28 @@ const HOME_FILES: &[&str] = &[
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    ".bash_aliases",
+    ".bashrc.d",
     ".profile",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
     ".zshrc",
     ".zshenv",
     ".zprofile",
     ".zlogin",
+    ".zlogout",
+    ".config/zsh",
+    ".oh-my-zsh",
     ".config/fish",
+    ".config/nushell",
+    ".config/environment.d",
+    ".pam_environment",
+    ".xprofile",
+    ".xsessionrc",
+    ".xinitrc",
     ".inputrc",
     ".ssh",
     ".netrc",
@@ -50,16 +73,54 @@ const HOME_FILES: &[&str] = &[
     ".npmrc",
     ".cargo/config.toml",
     ".cargo/config",
+    ".cargo/bin",
     ".local/bin",
+    "bin",
+    ".config/autostart",
+    ".config/systemd",
+    ".local/share/systemd",
+    ".config/launchd",
+    "Library/LaunchAgents",
+    ".config/cron",
 ];
 
-/// Files inside any checkout that Claude Code obeys: its project settings (which can
-/// define hooks) and MCP servers.
-const PROJECT_FILES: &[&str] = &[
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".mcp.json",
+/// System places that start programs on a schedule or for every login.
+const SYSTEM_FILES: &[&str] = &[
+    "/etc/gitconfig",
+    "/etc/crontab",
+    "/etc/cron.d",
+    "/etc/cron.hourly",
+    "/etc/cron.daily",
+    "/etc/cron.weekly",
+    "/etc/cron.monthly",
+    "/var/spool/cron",
+    "/etc/profile",
+    "/etc/profile.d",
+    "/etc/bash.bashrc",
+    "/etc/zsh",
+    "/etc/environment",
+    "/etc/xdg/autostart",
+    "/etc/systemd",
+    "/Library/LaunchAgents",
+    "/Library/LaunchDaemons",
 ];
+
+/// Directories under the user's configuration directory (`XDG_CONFIG_HOME`) that make
+/// programs run: git's configuration, what starts at login, user services, shells.
+const XDG_CONFIG: &[&str] = &[
+    "git",
+    "autostart",
+    "systemd",
+    "fish",
+    "environment.d",
+    "zsh",
+];
+
+/// Names Claude Code obeys in any checkout: its project directory (settings with hooks,
+/// commands, agents and skills) and MCP servers. Their hooks and servers run outside
+/// any sandbox.
+const PROJECT_DIR: &str = ".claude";
+const PROJECT_FILE: &str = ".mcp.json";
 
 /// What the hooks know about where a session may write.
 pub struct Protection {
@@ -153,20 +214,24 @@ impl Protection {
             }
         }
         if let Some(x) = std::env::var_os("XDG_CONFIG_HOME") {
-            places.push((
-                canon(&PathBuf::from(x).join("git")),
-                "git's user configuration".to_owned(),
-            ));
+            for d in XDG_CONFIG {
+                places.push((
+                    canon(&PathBuf::from(&x).join(d)),
+                    format!("$XDG_CONFIG_HOME/{d} makes programs run (configuration, login items, user services)"),
+                ));
+            }
         }
         for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
             if let Some(v) = std::env::var_os(var).filter(|v| v != "/dev/null") {
                 places.push((canon(Path::new(&v)), format!("{var}, git's configuration")));
             }
         }
-        places.push((
-            PathBuf::from("/etc/gitconfig"),
-            "git's system configuration".to_owned(),
-        ));
+        for f in SYSTEM_FILES {
+            places.push((
+                canon(Path::new(f)),
+                format!("{f} makes programs run for every login or on a schedule"),
+            ));
+        }
         let mut secrets = Vec::new();
         for (dir, what) in [
             (
@@ -175,7 +240,7 @@ impl Protection {
             ),
             (
                 crate::platform::data_dir(),
-                "Hallmark's registry of repositories",
+                "Hallmark's registry of repositories and the sessions' bindings to them",
             ),
             (
                 crate::platform::cache_dir(),
@@ -258,12 +323,18 @@ impl Protection {
                 g.display()
             ));
         }
-        for f in PROJECT_FILES {
-            if full.ends_with(f) {
-                return Some(format!(
-                    "{f} is Claude Code configuration: its hooks and servers run outside any sandbox"
-                ));
-            }
+        if full
+            .components()
+            .any(|c| matches!(c, Component::Normal(n) if n == PROJECT_DIR))
+        {
+            return Some(format!(
+                "it is in a {PROJECT_DIR} directory, Claude Code's configuration: its hooks run outside any sandbox"
+            ));
+        }
+        if full.file_name().is_some_and(|n| n == PROJECT_FILE) {
+            return Some(format!(
+                "{PROJECT_FILE} is Claude Code configuration: the servers it names run outside any sandbox"
+            ));
         }
         if !full.starts_with(&self.session_root) {
             if full.starts_with(&self.main_root) {
@@ -282,6 +353,96 @@ impl Protection {
         for (p, why) in &self.places {
             if full.starts_with(p) {
                 return Some(format!("{}: {why}", p.display()));
+            }
+        }
+        None
+    }
+
+    /// Whether a protected place lies at or below `dir` (resolved), so that a file of
+    /// any name written under `dir` could land in one.
+    pub fn holds_below(&self, dir: &Path) -> bool {
+        std::iter::once(&self.common)
+            .chain(self.places.iter().map(|(p, _)| p))
+            .chain(&self.secrets)
+            .any(|p| p.starts_with(dir))
+            || !self.session_root.starts_with(dir) && self.main_root.starts_with(dir)
+            || self.worktrees.iter().any(|w| w.starts_with(dir))
+    }
+
+    /// The checkout of this repository that `p` (resolved) is in, if any.
+    pub fn checkout_of(&self, p: &Path) -> Option<&Path> {
+        std::iter::once(&self.session_root)
+            .chain(std::iter::once(&self.main_root))
+            .chain(&self.worktrees)
+            .find(|r| p.starts_with(r))
+            .map(PathBuf::as_path)
+    }
+
+    /// Why copying the tree at `src` to `dest` (both resolved) would create a protected
+    /// path or a link into one: each entry of `src` lands at `dest/<entry>` or, when
+    /// `dest` is a directory, `dest/<name of src>/<entry>`. At most `limit` entries are
+    /// looked at; a bigger tree is refused only when `dest` holds a protected place.
+    pub fn check_tree(&self, src: &Path, dest: &Path, limit: usize) -> Option<String> {
+        let Ok(meta) = std::fs::symlink_metadata(src) else {
+            return None;
+        };
+        let mut roots = vec![dest.to_path_buf()];
+        if dest.is_dir()
+            && let Some(name) = src.file_name()
+        {
+            roots.push(dest.join(name));
+        }
+        let deep = roots.iter().any(|r| self.holds_below(&resolve(r)));
+        let mut stack: Vec<(PathBuf, PathBuf)> = vec![(src.to_path_buf(), PathBuf::new())];
+        let mut seen = 0usize;
+        let _ = meta;
+        while let Some((from, rel)) = stack.pop() {
+            seen += 1;
+            if seen > limit {
+                return deep.then(|| {
+                    format!(
+                        "{} holds more than {limit} entries, too many to check, and the destination holds protected places",
+                        src.display()
+                    )
+                });
+            }
+            let Ok(m) = std::fs::symlink_metadata(&from) else {
+                continue;
+            };
+            for root in &roots {
+                let to = if rel.as_os_str().is_empty() {
+                    root.clone()
+                } else {
+                    root.join(&rel)
+                };
+                let named = rel.components().any(|c| {
+                    matches!(c, Component::Normal(n) if n == PROJECT_DIR || n == ".git" || n == PROJECT_FILE)
+                });
+                if (named || deep)
+                    && let Some(why) = self.check_resolved(&resolve(&to), Access::Write)
+                {
+                    return Some(format!("it would create {}: {why}", to.display()));
+                }
+                if m.file_type().is_symlink()
+                    && let Ok(target) = std::fs::read_link(&from)
+                {
+                    let parent = to.parent().unwrap_or(Path::new("/"));
+                    let landed = resolve(&crate::git::normalize(&parent.join(&target)));
+                    if let Some(why) = self.check_resolved(&landed, Access::Write) {
+                        return Some(format!(
+                            "it would create {}, a link to {}: {why}",
+                            to.display(),
+                            landed.display()
+                        ));
+                    }
+                }
+            }
+            if m.is_dir()
+                && let Ok(entries) = std::fs::read_dir(&from)
+            {
+                for e in entries.flatten() {
+                    stack.push((e.path(), rel.join(e.file_name())));
+                }
             }
         }
         None
@@ -343,6 +504,76 @@ mod tests {
         assert_eq!(
             absolute(&root.join("wt"), "../repo/./x/../y"),
             root.join("repo/y")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn trees_are_judged_by_every_path_they_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let common = root.join("repo/.git");
+        for d in ["hooks", "objects", "refs"] {
+            std::fs::create_dir_all(common.join(d)).unwrap();
+        }
+        std::fs::write(common.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let wt = root.join("wt");
+        let home = root.join("home");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let p = Protection {
+            session_root: wt.clone(),
+            common: common.clone(),
+            main_root: root.join("repo"),
+            worktrees: Vec::new(),
+            places: vec![(home.join(".bashrc"), "a startup file".into())],
+            secrets: Vec::new(),
+        };
+        let file = |rel: &str| {
+            let f = root.join(rel);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(&f, "x").unwrap();
+        };
+        file("claude/.claude/settings.json");
+        file("plain/src/a.txt");
+        file("dots/.bashrc");
+        std::fs::create_dir_all(root.join("links")).unwrap();
+        std::os::unix::fs::symlink(common.join("hooks"), root.join("links/h")).unwrap();
+
+        let tree = |src: &str, dest: &Path| p.check_tree(&root.join(src), dest, 1000);
+        assert!(tree("claude", &wt).is_some(), "a .claude inside the source");
+        assert!(tree("claude/.", &wt.join("new")).is_some());
+        assert_eq!(tree("plain", &wt), None);
+        assert!(
+            tree("links", &wt.join("copy"))
+                .unwrap()
+                .contains("a link to")
+        );
+        assert!(
+            tree("dots/.", &home).is_some(),
+            "into a directory holding a protected file"
+        );
+        assert_eq!(tree("dots/.", &root.join("elsewhere")), None);
+        assert_eq!(tree("missing", &wt), None, "nothing to copy");
+        assert!(p.holds_below(&root) && !p.holds_below(&wt));
+
+        for bad in [
+            "wt/.claude/agents/a.md",
+            "wt/sub/.mcp.json",
+            "elsewhere/.claude",
+        ] {
+            assert!(
+                p.check_resolved(&root.join(bad), Access::Write).is_some(),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            p.check_resolved(&root.join("wt/.claude-notes"), Access::Write),
+            None
+        );
+        assert_eq!(
+            p.check_resolved(&root.join("wt/.claude/x"), Access::Read),
+            None
         );
     }
 

@@ -51,14 +51,18 @@ impl Session {
     }
 }
 
-fn path(journal: &Journal, id: &str) -> Option<PathBuf> {
-    // Session ids are UUIDs; anything else must not name a path.
-    if id.is_empty()
-        || id.len() > 128
-        || !id
+/// Whether `id` can name a session's files: session ids are UUIDs, and anything else
+/// must not name a path.
+pub(super) fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
+}
+
+fn path(journal: &Journal, id: &str) -> Option<PathBuf> {
+    if !valid_id(id) {
         return None;
     }
     Some(journal.root().join("sessions").join(format!("{id}.json")))

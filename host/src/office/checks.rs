@@ -28,6 +28,7 @@ use super::missing::{Missing, Needs};
 use super::setup::SetupFailed;
 use crate::error::{Code, HallError, IoContext, Result};
 use crate::git;
+use crate::hall::confine::{Jail, Phase};
 use crate::hall::{Ctx, Hall};
 use crate::item::{Action, EventKind, HoldKind, Item, ItemId, Sha, State};
 use crate::rooms::types::CondenseInput;
@@ -103,33 +104,68 @@ pub(super) struct Ran {
     pub output: String,
 }
 
-/// Runs `command` through the platform shell in `dir`, as the assayer for item `id`,
-/// with stdout and stderr in one stream.
-pub(super) fn run_command(command: &str, dir: &Path, id: ItemId) -> Result<Ran> {
+/// Runs `command` through the platform shell in `dir` (the loop's checkout), as the
+/// assayer for item `id`, confined by `jail` (see [`crate::hall::confine::Jail`]): the
+/// checkout is all it may write, the key, the journal and the user's credentials are
+/// not there, and it reaches the network only when the base's `[sandbox] network` lets
+/// `phase` (or this command) have it. stdout and stderr come back as one stream.
+pub(super) fn run_command(
+    jail: &Jail,
+    hall: &Hall,
+    phase: Phase,
+    command: &str,
+    dir: &Path,
+    id: ItemId,
+) -> Result<Ran> {
     let failed = |e: std::io::Error| {
         HallError::new(
             Code::CommandFailed,
             format!("could not run `{command}`: {e}"),
         )
     };
+    let network = crate::hall::confine::network_allowed(&hall.config, phase, command);
+    // The checkout's `.git` file says where git's data is for the loop's own later
+    // commands there, so the run may not rewrite it.
+    let policy = jail.policy(network, dir, &[], &[dir.join(".git")]);
     let (mut reader, writer) = std::io::pipe().map_err(failed)?;
-    let mut cmd = crate::platform::shell(command);
-    cmd.current_dir(dir)
-        .stdin(Stdio::null())
+    let mut jailed = jail.shell(&policy, command);
+    let cmd = &mut jailed.command;
+    cmd.stdin(Stdio::null())
         .stdout(writer.try_clone().map_err(failed)?)
         .stderr(writer)
         .env("HALL_ACTOR", "assayer")
         .env("HALL_ITEM", id.to_string());
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(failed)?;
-    drop(cmd);
+    drop(jailed);
     let mut out = Vec::new();
     reader.read_to_end(&mut out).map_err(failed)?;
     let status = child.wait().map_err(failed)?;
+    let mut output = String::from_utf8_lossy(&out).into_owned();
+    if !jail.confined() {
+        output = format!(
+            "hall: this ran UNCONFINED, with your files and the network in reach ([loop] confine = false in your config)\n{output}"
+        );
+    }
     Ok(Ran {
         exit_code: status.code().unwrap_or(-1),
         duration_ms: started.elapsed().as_millis() as u64,
-        output: String::from_utf8_lossy(&out).into_owned(),
+        output,
+    })
+}
+
+/// The loop's jail for `hall`'s repository, or the hold that says why the item's code
+/// can't run here: no sandbox, and the person didn't opt out.
+pub(super) fn jail(hall: &Hall, id: ItemId) -> std::result::Result<Jail, (String, Vec<String>)> {
+    Jail::new(hall).map_err(|e| {
+        let mut next = e.next.clone();
+        next.push(format!(
+            "hall retry {id} --reason \"the sandbox is installed\""
+        ));
+        (
+            format!("the item's checks can't run confined: {}", e.reason),
+            next,
+        )
     })
 }
 
@@ -177,7 +213,7 @@ fn describe(m: &Missing) -> String {
 }
 
 /// The hold for checks that could not run: the reason and the commands that help.
-fn missing_hold(id: ItemId, missing: &[(String, Missing)]) -> (String, Vec<String>) {
+pub(super) fn missing_hold(id: ItemId, missing: &[(String, Missing)]) -> (String, Vec<String>) {
     let reason = missing
         .iter()
         .map(|(check, m)| {
@@ -205,7 +241,7 @@ fn missing_hold(id: ItemId, missing: &[(String, Missing)]) -> (String, Vec<Strin
 }
 
 /// The hold for a setup command that failed.
-fn setup_hold(id: ItemId, f: &SetupFailed) -> (String, Vec<String>) {
+pub(super) fn setup_hold(id: ItemId, f: &SetupFailed, offline: bool) -> (String, Vec<String>) {
     if let Some(m) = &f.missing {
         let mut next = super::missing::next(m, &id.to_string());
         next.insert(0, format!("hall run --show {}", f.log));
@@ -216,9 +252,15 @@ fn setup_hold(id: ItemId, f: &SetupFailed) -> (String, Vec<String>) {
     }
     let last: Vec<&str> = f.tail.lines().rev().take(5).collect();
     let last: Vec<&str> = last.into_iter().rev().collect();
+    // Setup usually downloads: say when the sandbox kept it offline.
+    let offline = if offline {
+        "; it ran without the network (`[sandbox] network = [\"setup\"]` on the base gives it one)"
+    } else {
+        ""
+    };
     (
         format!(
-            "setup `{}` failed with exit {} in the loop's checkout: {}",
+            "setup `{}` failed with exit {} in the loop's checkout: {}{offline}",
             f.command,
             f.exit_code,
             last.join(" | ")
@@ -231,23 +273,95 @@ fn setup_hold(id: ItemId, f: &SetupFailed) -> (String, Vec<String>) {
     )
 }
 
-/// Runs the checks for an item in `checks` and records the result. A check that could
-/// not find its tool, or a setup that failed, holds the item in `checks` for a person
-/// (no fixer run); `hall retry` then runs the checks again.
-pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
-    let sha = item
-        .sha
-        .clone()
-        .ok_or_else(|| HallError::internal("an item in checks has no frozen SHA"))?;
+/// A digest of what in `config` decides a check's outcome: the checks, `setup`,
+/// `gates_no_cache` and `[sandbox]`. Two bases whose digests match gate a commit alike.
+pub fn gating(config: &crate::config::Config) -> String {
+    let parts = json!({
+        "gates": config.checks,
+        "setup": config.setup,
+        "gates_no_cache": config.checks_no_cache,
+        "sandbox": config.sandbox,
+    });
+    let mut h = Sha256::new();
+    h.update(parts.to_string().as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The rules an item's latest checks ran under, as its journal recorded them (`None`
+/// for checks that ran before it did).
+pub fn gated_by(events: &[crate::item::Event]) -> Option<String> {
+    events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::RulesUsed { gating, .. } => Some(gating.clone()),
+        _ => None,
+    })
+}
+
+/// What one run of the checks at a commit found.
+pub(super) struct Bench {
+    /// The runs, to be written with the decision they ground.
+    pub events: Vec<crate::item::Event>,
+    /// The checks that failed.
+    pub failed: Vec<String>,
+    /// Checks that could not find a tool or a dependency.
+    pub missing: Vec<(String, Missing)>,
+    pub setup_failed: Option<SetupFailed>,
+    /// Why the item's code could not run at all: no sandbox here (the reason and the
+    /// commands that help).
+    pub unconfinable: Option<(String, Vec<String>)>,
+}
+
+impl Bench {
+    /// The hold a person must clear before these checks mean anything: no sandbox, a
+    /// setup that failed, a tool that's missing; `None` when the checks ran.
+    pub fn hold(
+        &self,
+        id: ItemId,
+        config: &crate::config::Config,
+    ) -> Option<(String, Vec<String>)> {
+        if let Some(h) = &self.unconfinable {
+            return Some(h.clone());
+        }
+        if let Some(f) = &self.setup_failed {
+            let offline = !crate::hall::confine::network_allowed(config, Phase::Setup, &f.command);
+            return Some(setup_hold(id, f, offline));
+        }
+        (!self.missing.is_empty()).then(|| missing_hold(id, &self.missing))
+    }
+}
+
+/// Runs `hall.config`'s checks on `sha` for item `id`, in the loop's checkout moved
+/// there, serving cached passes, and records which rules gated them (`rules_at`, the
+/// commit `hall.config` was read from).
+pub(super) fn bench(hall: &Hall, ctx: &Ctx, id: ItemId, sha: &Sha, rules_at: Sha) -> Result<Bench> {
     let config = &hall.config;
     let checks = config.checks.clone();
     let mut events = Vec::new();
     let mut failed = Vec::new();
     let mut missing: Vec<(String, Missing)> = Vec::new();
     let mut setup_failed: Option<SetupFailed> = None;
-    if !checks.is_empty() {
-        let dir = crate::hall::worktree::loop_checkout(hall, id, &sha)?;
-        let tree = git::tree_of(&dir, &sha)?;
+    let mut unconfinable: Option<(String, Vec<String>)> = None;
+    let base = rules_at;
+    events.push(ctx.event(
+        Some(id),
+        EventKind::RulesUsed {
+            base,
+            gating: gating(config),
+        },
+    ));
+    let jail = if checks.is_empty() {
+        None
+    } else {
+        match jail(hall, id) {
+            Ok(j) => Some(j),
+            Err(hold) => {
+                unconfinable = Some(hold);
+                None
+            }
+        }
+    };
+    if let Some(jail) = &jail {
+        let dir = crate::hall::worktree::loop_checkout(hall, id, sha)?;
+        let tree = git::tree_of(&dir, sha)?;
         let cache = hall.journal.root().join("checks-cache");
         std::fs::create_dir_all(&cache).at(&cache)?;
         let mut prepared = false;
@@ -272,17 +386,17 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             // Setup runs before the first check that really runs, not for cached ones.
             if !prepared {
                 prepared = true;
-                setup_failed = super::setup::prepare(hall, ctx, id, &sha, &dir, &mut events)?;
+                setup_failed = super::setup::prepare(jail, hall, ctx, id, sha, &dir, &mut events)?;
                 if setup_failed.is_some() {
                     break;
                 }
             }
-            let r = run_command(check, &dir, id)?;
+            let r = run_command(jail, hall, Phase::Checks, check, &dir, id)?;
             record_run(
                 hall,
                 ctx,
                 &key,
-                &sha,
+                sha,
                 id,
                 check,
                 (r.exit_code, r.duration_ms),
@@ -320,11 +434,31 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             ));
         }
     }
-    let hold = match &setup_failed {
-        Some(f) => Some(setup_hold(id, f)),
-        None if !missing.is_empty() => Some(missing_hold(id, &missing)),
-        None => None,
-    };
+    Ok(Bench {
+        events,
+        failed,
+        missing,
+        setup_failed,
+        unconfinable,
+    })
+}
+
+/// Runs the checks for an item in `checks` and records the result. A check that could
+/// not find its tool, or a setup that failed, holds the item in `checks` for a person
+/// (no fixer run); `hall retry` then runs the checks again.
+pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
+    let sha = item
+        .sha
+        .clone()
+        .ok_or_else(|| HallError::internal("an item in checks has no frozen SHA"))?;
+    let config = &hall.config;
+    let checks = config.checks.clone();
+    let rules_at = crate::hall::rules::base_tip_of(hall)
+        .map(|t| Sha::new(t.sha))
+        .unwrap_or_default();
+    let bench = bench(hall, ctx, id, &sha, rules_at)?;
+    let hold = bench.hold(id, config);
+    let Bench { events, failed, .. } = bench;
     let max = config.max_check_failures;
     let applied = hall.change(ctx, id).grounded_on(events).apply_with(|now| {
         // The item may have been pulled back while the checks ran: record nothing then.

@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::fence::Prompt;
 use super::verdict::{HAS_TEXT, OUTSIDE_THE_REPOSITORY};
 use crate::claude::RunSpec;
 use crate::error::{HallError, Result};
@@ -142,14 +143,18 @@ pub fn command(hall: &Hall, id: ItemId, plugin: &Path, prompt: &str) -> RunSpec 
     super::runs::side_run(hall, id, plugin, &run, prompt)
 }
 
-/// The prompt: the request as the person gave it, and the limit on parts.
+/// The prompt: the limit on parts, then the request as it was given, fenced as data
+/// ([`Prompt`]), since an agent can file a request too.
 fn prompt(request: &str, max_parts: u32) -> String {
-    format!(
+    let mut p = Prompt::new();
+    p.text(format!(
         "Plan this request for Hallmark's Front Desk. Split it only into parts that are \
          truly independent (disjoint paths, no ordering, each testable alone), 2 to \
-         {max_parts} of them; otherwise answer split = false and say why.\n\n\
-         <request>\n{request}\n</request>\n"
-    )
+         {max_parts} of them; otherwise answer split = false and say why.\n"
+    ));
+    p.notice();
+    p.data("the request", request.to_string());
+    p.render()
 }
 
 /// Runs the intake for item `id`'s `request` and judges its plan. Never fails: any

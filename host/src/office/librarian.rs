@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
+use super::fence::Prompt;
 use crate::claude::RunSpec;
 use crate::error::{Code, HallError, Result};
 use crate::gazette::words::WORDS_FILE;
@@ -128,22 +129,25 @@ fn shown(library: &Library, events: &[Event], files: &[String]) -> Vec<Learning>
     out
 }
 
-/// The prompt: the item's record, the learnings shown, and what to answer.
+/// The prompt: what to answer, then the item's record and the learnings shown, fenced
+/// as data ([`Prompt`]): much of a record is the agent's own text (its summary, commit
+/// messages, dispute reasons), and a learning was distilled from such records.
 fn prompt(id: ItemId, record: &str, shown: &[Learning], named: &[LearningId]) -> String {
-    let mut p = format!(
+    let mut p = Prompt::new();
+    p.text(format!(
         "Distil Hallmark item {id}, which is closed, for the repository's Library, and \
-         write the words of its Gazette page. Answer through StructuredOutput only.\n\n\
-         <record>\n{}\n</record>\n",
-        clip(record, MAX_RECORD_CHARS)
-    );
+         write the words of its Gazette page. Answer through StructuredOutput only.\n"
+    ));
+    p.notice();
+    p.data("the item's record", clip(record, MAX_RECORD_CHARS));
     if shown.is_empty() {
-        p.push_str("\nNo accepted learning touches this item.\n");
+        p.text("\nNo accepted learning touches this item.\n");
     } else {
-        p.push_str(
-            "\n<learnings>\nAccepted learnings that touch this item. Update one with \
-             `updates`; name one its review relied on in `contradicted` if the record \
-             shows it wrong:\n",
+        p.text(
+            "\nAccepted learnings that touch this item. Update one with `updates`; name \
+             one its review relied on in `contradicted` if the record shows it wrong:\n",
         );
+        let mut list = String::new();
         for l in shown {
             let paths = if l.meta.paths.is_empty() {
                 "the whole repository".to_string()
@@ -155,7 +159,7 @@ fn prompt(id: ItemId, record: &str, shown: &[Learning], named: &[LearningId]) ->
             } else {
                 ""
             };
-            p.push_str(&format!(
+            list.push_str(&format!(
                 "- {} [{}] {} (paths: {paths}; used by {} reviews{relied}): {}\n",
                 l.id(),
                 l.meta.kind,
@@ -164,9 +168,9 @@ fn prompt(id: ItemId, record: &str, shown: &[Learning], named: &[LearningId]) ->
                 l.summary()
             ));
         }
-        p.push_str("</learnings>\n");
+        p.data("the learnings", list);
     }
-    p
+    p.render()
 }
 
 /// `text` cut to at most `max` characters, on a character boundary, saying so.

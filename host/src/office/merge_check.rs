@@ -232,9 +232,11 @@ fn run_gates(
     tree: &str,
     checks: &[String],
 ) -> Result<Vec<String>> {
+    let jail = super::checks::jail(hall, id)
+        .map_err(|(reason, _)| HallError::new(crate::error::Code::CommandFailed, reason))?;
     let dir = crate::hall::worktree::loop_checkout(hall, id, commit.as_str())?;
     let mut events = Vec::new();
-    if let Some(failed) = super::setup::prepare(hall, ctx, id, commit, &dir, &mut events)? {
+    if let Some(failed) = super::setup::prepare(&jail, hall, ctx, id, commit, &dir, &mut events)? {
         return Ok(vec![format!("setup: {}", failed.command)]);
     }
     let mut failed = Vec::new();
@@ -243,7 +245,14 @@ fn run_gates(
         if cached_pass(hall, &key) {
             continue;
         }
-        let ran = run_command(check, &dir, id)?;
+        let ran = run_command(
+            &jail,
+            hall,
+            crate::hall::confine::Phase::Checks,
+            check,
+            &dir,
+            id,
+        )?;
         if ran.exit_code == 0 {
             record_pass(hall, ctx, &key, commit, id, check, ran.duration_ms)?;
         } else {

@@ -13,6 +13,7 @@ pub mod budget;
 pub mod checks;
 pub mod delivery;
 pub mod develop;
+pub mod fence;
 pub mod fix;
 pub mod intake;
 pub mod lease;
@@ -218,4 +219,4 @@ pub fn claim(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

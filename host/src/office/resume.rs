@@ -97,8 +97,16 @@ fn resume(
 ) -> Result<bool> {
     let item = hall.item(id)?;
     let wt = hall.worktree_of(&item);
+    // The default is the asking agent's own words, so it is data; a person's answer is
+    // theirs to give, and reaches the session as they wrote it.
     let message = if by_default {
-        format!("No one answered {qid} in time, so go ahead with the default: {answer}")
+        let mut p = super::fence::Prompt::new();
+        p.text(format!(
+            "No one answered {qid} in time, so go ahead with the default you proposed:\n"
+        ));
+        p.notice();
+        p.data("the default you proposed", answer.to_string());
+        p.render()
     } else {
         format!("The answer to {qid}: {answer}")
     };
@@ -119,6 +127,9 @@ fn resume(
     let args = Headless {
         resume: Some(session),
         settings: Some(&settings),
+        // As every headless run: nothing from the worktree's `.claude/` or `.mcp.json`.
+        setting_sources: Some("user"),
+        strict_mcp: true,
         extra: &hall.config.claude_args,
         prompt: &message,
         ..Headless::default()

@@ -117,6 +117,7 @@ pub fn tail(output: &str, n: usize) -> String {
 /// `events`; a failure stops at that command and is returned, and the stamp is left
 /// alone so the next round tries again.
 pub fn prepare(
+    jail: &crate::hall::confine::Jail,
     hall: &Hall,
     ctx: &Ctx,
     id: ItemId,
@@ -135,7 +136,14 @@ pub fn prepare(
         return Ok(None);
     }
     for command in setup {
-        let r = super::checks::run_command(command, dir, id)?;
+        let r = super::checks::run_command(
+            jail,
+            hall,
+            crate::hall::confine::Phase::Setup,
+            command,
+            dir,
+            id,
+        )?;
         let failed = r.exit_code != 0;
         let log = if failed {
             Some(write_log(hall, ctx, id, &format!("setup {command}"), &r)?)

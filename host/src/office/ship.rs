@@ -6,7 +6,10 @@
 //! to the new commit: the shipper verifies the original hallmark's signature, then signs
 //! a statement for the new commit that names the approved one (`rebased {carried:
 //! true}`, a signed hallmark on the new SHA). A rebase that conflicts, or changes the
-//! patch, returns the item to development, so nothing unreviewed ships.
+//! patch, returns the item to development, so nothing unreviewed ships. When the base it
+//! lands on gates differently from the rules its checks ran under (`rules_used`: a new
+//! check, another `setup`), that base's checks run first on the commit to ship; red
+//! sends the item to the fixer like any failed check (decision 0026).
 //!
 //! The hallmark is verified before anything moves (and the carried one right after it
 //! is signed); then `refs/notes/hallmark` is pushed to origin (merged with origin's
@@ -173,6 +176,115 @@ fn not_shippable(hall: &Hall, why: &hallmark::NotHallmarked) -> String {
     reason
 }
 
+/// The rules of the base the item lands on, and the commit they were read from. An
+/// item on the configured base lands on `base` itself (origin's copy, just fetched),
+/// whose committed `.hallmark.toml` is read as the rules are (every object re-hashed);
+/// a stacked item's base is another branch, which an agent can write, so its rules are
+/// the configured base's, as everywhere else (decision 0011).
+fn landing_rules(hall: &Hall, item: &Item, wt: &Path, base: &str) -> Result<(Hall, Sha)> {
+    let mut landing = hall.clone();
+    if item.base != hall.config.base {
+        let rules = crate::hall::rules::rules(&hall.repo)?;
+        landing.config = rules.config;
+        let at = rules.tip.map(|t| Sha::new(t.sha)).unwrap_or_default();
+        return Ok((landing, at));
+    }
+    let at = git::rev_parse(wt, base)?;
+    let shown = format!("{} ({base})", at.short());
+    landing.config = crate::hall::rules::config_at(&hall.repo, at.as_str(), &shown)?;
+    landing.config.base = hall.config.base.clone();
+    Ok((landing, at))
+}
+
+/// For an item whose checks ran before `rules_used` was recorded: the gating of the
+/// rules at the commit its approved change was measured from on the configured base
+/// (where it forked), the best word there is on what its checks ran under. `None` for a
+/// stacked item (its fork is on a branch an agent can write) or when it can't be read,
+/// and then the checks run again.
+fn legacy_gating(hall: &Hall, item: &Item, wt: &Path, base: &str) -> Option<String> {
+    if item.base != hall.config.base {
+        return None;
+    }
+    let approved = item.hallmark.as_ref().or(item.sha.as_ref())?;
+    let fork = git::merge_base(wt, base, approved.as_str()).ok()?;
+    let shown = format!("{} (where {} forked)", fork.short(), approved.short());
+    let config = crate::hall::rules::config_at(&hall.repo, fork.as_str(), &shown).ok()?;
+    Some(super::checks::gating(&config))
+}
+
+/// Runs the checks of the base the item lands on at `candidate` (the rebased commit, or
+/// the hallmarked one) when that base's rules gate differently from those its checks
+/// ran under, before any approval is carried or shipped there. `None` when they gate
+/// alike or the checks pass (their runs are recorded); else the step that sent the item
+/// back: red checks go to the fixer like any failed check, and checks that could not
+/// run (a missing tool, a failed setup) return it to development with the reason.
+fn gate_on_landing(
+    hall: &Hall,
+    ctx: &Ctx,
+    id: ItemId,
+    (item, events): (&Item, &[crate::item::Event]),
+    wt: &Path,
+    base: &str,
+    candidate: &Sha,
+) -> Result<Option<Step>> {
+    let (landing, at) = match landing_rules(hall, item, wt, base) {
+        Ok(l) => l,
+        Err(e) => {
+            let reason = format!(
+                "the rules of {base} can't be read, so nothing ships onto it: {}; next: `{}`",
+                e.message,
+                e.next.join("`, `")
+            );
+            return hold(hall, ctx, id, reason).map(Some);
+        }
+    };
+    let gating = super::checks::gating(&landing.config);
+    let recorded = super::checks::gated_by(events).or_else(|| legacy_gating(hall, item, wt, base));
+    if recorded.as_deref() == Some(gating.as_str()) {
+        return Ok(None);
+    }
+    let bench = super::checks::bench(&landing, ctx, id, candidate, at.clone())?;
+    let onto = format!("{base} ({})", at.short());
+    let cannot = bench.hold(id, &landing.config).map(|(why, _)| why);
+    if let Some(why) = cannot {
+        let reason = format!(
+            "the checks of {onto}, which gate differently from those {} was checked by, could not run at {}: {why}",
+            item.sha.as_ref().map(Sha::short).unwrap_or(""),
+            candidate.short()
+        );
+        let applied =
+            hall.change(ctx, id)
+                .grounded_on(bench.events)
+                .apply(Action::RebaseFailed {
+                    reason: reason.clone(),
+                })?;
+        return Ok(Some(Step {
+            did: reason,
+            after: applied.after,
+        }));
+    }
+    if !bench.failed.is_empty() {
+        let applied =
+            hall.change(ctx, id)
+                .grounded_on(bench.events)
+                .apply(Action::ChecksFailed {
+                    sha: candidate.clone(),
+                    failed: bench.failed.clone(),
+                    max_check_failures: landing.config.max_check_failures,
+                })?;
+        return Ok(Some(Step {
+            did: format!(
+                "the checks of {onto} failed at {}: {}; back to the fixer, nothing shipped",
+                candidate.short(),
+                bench.failed.join(", ")
+            ),
+            after: applied.after,
+        }));
+    }
+    hall.journal.append_item(id, &bench.events)?;
+    Ok(None)
+}
+
 /// Ships one hallmarked item.
 pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
     match hallmark::ensure_note(hall, id, item) {
@@ -243,6 +355,12 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
                 format!("the rebase onto {base} changed the patch; it needs another review"),
             );
         }
+        // The base it now sits on may gate differently from the rules its checks ran
+        // under: its checks run on the rebased commit before the approval moves there.
+        let events = hall.events(id)?;
+        if let Some(step) = gate_on_landing(hall, ctx, id, (&item, &events), &wt, &base, &new)? {
+            return Ok(step);
+        }
         // The original approval was verified above; the rebased commit gets a statement
         // of its own that names it.
         let applied = hall
@@ -260,6 +378,11 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
             Ok(v) => v,
             Err(why) => return hold(hall, ctx, id, not_shippable(hall, &why)),
         };
+    } else {
+        let events = hall.events(id)?;
+        if let Some(step) = gate_on_landing(hall, ctx, id, (&item, &events), &wt, &base, &sha)? {
+            return Ok(step);
+        }
     }
     // The approval covers what the commit adds to the base it was measured from; that
     // base must be in the one the PR lands on (a stacked item retargeted before the

@@ -184,6 +184,11 @@ pub fn describe(kind: &EventKind) -> String {
             let what = if *would_block { "would block" } else { action };
             format!("{detector} {what}: {}", clip(call))
         }
+        EventKind::RulesUsed { base, gating } => format!(
+            "checks gated by the rules at {} (gating {})",
+            base.short(),
+            &gating[..gating.len().min(12)]
+        ),
         EventKind::RoomUsed {
             world,
             room,

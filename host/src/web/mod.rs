@@ -29,7 +29,7 @@ pub const RESUME: &str = "HALL_WEB_RESUME";
 /// Serves until Ctrl-C (or a restart into a newer binary).
 pub fn main(ctx: &Ctx, args: &WebArgs) -> Result<Reply> {
     // The app acts as you; a session's Bash must not open one for itself.
-    ctx.refuse_agent("web", "acts as you in a browser")?;
+    ctx.person("web", "serves the app that acts as you in a browser")?;
     let hall = ctx.hall()?;
     let listener = bind(args.port)?;
     let port = listener

@@ -49,6 +49,7 @@ fn print_log(sb: &Sandbox, v: &serde_json::Value) {
 
 fn main() {
     let keep = std::env::args().any(|a| a == "--keep");
+    hallmark_tests::sandbox::build_loudly();
     let sb = Sandbox::new();
     println!(
         "Hallmark demo on a throwaway repository ([ROOT] = {}).",

@@ -153,7 +153,13 @@ impl Loop {
             .filter(|k| {
                 !matches!(
                     k.as_str(),
-                    "usage" | "room_used" | "check_run" | "commit" | "notification" | "distilled"
+                    "usage"
+                        | "room_used"
+                        | "rules_used"
+                        | "check_run"
+                        | "commit"
+                        | "notification"
+                        | "distilled"
                 )
             })
             .collect()

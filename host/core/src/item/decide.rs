@@ -310,7 +310,9 @@ pub fn decide(item: &Item, action: &Action) -> Result<Vec<EventKind>, Refusal> {
             failed,
             max_check_failures,
         } => match state {
-            Checks => {
+            // Checks in `hallmarked`: the shipper ran the checks of the base it rebased
+            // onto, whose rules gate differently, and they failed at the rebased commit.
+            Checks | Hallmarked => {
                 let mut events = vec![EventKind::ChecksFailed {
                     sha: sha.clone(),
                     failed: failed.clone(),
@@ -606,6 +608,8 @@ pub const TRANSITIONS: &[(State, State)] = &[
     (State::Fixing, State::Development),
     (State::Escalated, State::Development),
     (State::Hallmarked, State::Development),
+    // The checks of the base a carried approval would land on failed (decision 0026).
+    (State::Hallmarked, State::Fixing),
     (State::Hallmarked, State::Closed),
     (State::Closed, State::Development),
     (State::Development, State::Closed),

@@ -459,6 +459,11 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session: Option<String>,
     },
+    /// The checks ran under the rules committed at `base`: `gating` is a digest of what
+    /// in them decides a check's outcome (the checks, `setup`, `gates_no_cache`,
+    /// `[sandbox]`). The shipper compares it with the base it lands a carried approval
+    /// on, and runs that base's checks first when they differ.
+    RulesUsed { base: Sha, gating: String },
     /// A room made a decision: which one (name, sha256, where it came from).
     RoomUsed {
         world: String,
@@ -628,6 +633,7 @@ impl EventKind {
         "gate_denied",
         "tool_policy",
         "room_used",
+        "rules_used",
         "inbox_dismissed",
         "attached",
         "distilled",
@@ -690,6 +696,7 @@ impl EventKind {
             EventKind::GateDenied { .. } => "gate_denied",
             EventKind::ToolPolicy { .. } => "tool_policy",
             EventKind::RoomUsed { .. } => "room_used",
+            EventKind::RulesUsed { .. } => "rules_used",
             EventKind::InboxDismissed { .. } => "inbox_dismissed",
             EventKind::Notified { .. } => "notified",
             EventKind::Attached { .. } => "attached",

@@ -359,9 +359,13 @@ impl Item {
                 self.run_failures = 0;
                 self.enter(State::Review, t);
             }
-            EventKind::ChecksFailed { .. } => {
+            EventKind::ChecksFailed { sha, .. } => {
                 self.check_failures += 1;
                 self.run_failures = 0;
+                // The shipper's checks of a rebased commit failed: the fix starts there,
+                // and the approval it had is gone.
+                self.sha = Some(sha.clone());
+                self.hallmark = None;
                 self.enter(State::Fixing, t);
             }
             EventKind::Verdict { approved, .. } => {
@@ -522,6 +526,7 @@ impl Item {
             | EventKind::GateDenied { .. }
             | EventKind::ToolPolicy { .. }
             | EventKind::RoomUsed { .. }
+            | EventKind::RulesUsed { .. }
             | EventKind::InboxDismissed { .. }
             | EventKind::Notified { .. }
             | EventKind::Attached { .. }

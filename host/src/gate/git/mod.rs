@@ -551,6 +551,7 @@ impl Walker<'_> {
                 } else {
                     self.merge_strategy(rest);
                     self.repo_write("merges", Vec::new());
+                    self.git_tree_writes("merge", rest);
                 }
             }
             "cherry-pick" | "revert" | "am" | "reset" | "restore" | "stash" | "clean" | "rm"
@@ -576,10 +577,14 @@ impl Walker<'_> {
                         self.repo_write(&format!("runs `git {name}`"), Vec::new());
                     }
                 }
-                if name == "apply" {
+                if name == "apply" || name == "am" {
                     // Without --index it patches files: the patch names them.
                     self.unknown_patch(stdin, rest);
                 }
+                if name == "update-index" {
+                    self.git_update_index(rest, stdin);
+                }
+                self.git_tree_writes(name, rest);
             }
             "add" => {
                 // Staging in another checkout prepares a commit there; in ours it is harmless.

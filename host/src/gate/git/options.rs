@@ -49,6 +49,13 @@ impl Walker<'_> {
         for t in texts {
             match t {
                 Some(t) => {
+                    if t.lines().any(|l| {
+                        l.ends_with(" 120000") || l.starts_with("index ") && l.ends_with(" 120000")
+                    }) {
+                        self.unfollowable(
+                            "the patch makes a symbolic link (mode 120000), whose target the guard doesn't follow",
+                        );
+                    }
                     for line in t.lines() {
                         if let Some(p) = line
                             .strip_prefix("+++ ")

@@ -234,10 +234,138 @@ impl Walker<'_> {
             if first_operand && rest.iter().any(|a| a.text == "--ignore-other-worktrees") {
                 refs.push(a.clone());
             }
+            if first_operand {
+                // The revision whose files are written (a path here just fails to resolve).
+                self.found(Effect::CheckoutTree {
+                    place: self.place.clone(),
+                    rev: a.clone(),
+                    how: format!("`git {name}` writes the working tree from"),
+                });
+            }
             first_operand = false;
         }
-        let _ = name;
         self.repo_write("checks out", refs);
+    }
+
+    /// Commands that write the working tree from a revision other than HEAD: `reset
+    /// --hard REV`, `restore --source REV`, `stash apply|pop`, `merge`, `cherry-pick`,
+    /// `revert`, `read-tree -u`. Each revision is judged by what its tree would write.
+    pub(super) fn git_tree_writes(&mut self, name: &str, rest: &[Arg]) {
+        const VALUED: &[&str] = &[
+            "-m",
+            "-F",
+            "--message",
+            "--file",
+            "-s",
+            "--strategy",
+            "-X",
+            "--strategy-option",
+            "--mainline",
+            "--prefix",
+            "--index-output",
+            "--cleanup",
+            "--into-name",
+        ];
+        let mut operands: Vec<Arg> = Vec::new();
+        let mut source: Option<Arg> = None;
+        let mut i = 0;
+        while let Some(a) = rest.get(i) {
+            i += 1;
+            let t = a.text.as_str();
+            if t == "--" {
+                break;
+            }
+            if matches!(t, "-s" | "--source") && name == "restore" {
+                source = rest.get(i).cloned();
+                i += 1;
+            } else if let Some(v) = t.strip_prefix("--source=") {
+                source = Some(Arg {
+                    text: v.to_owned(),
+                    dynamic: a.dynamic,
+                });
+            } else if VALUED.contains(&t) && name != "read-tree" {
+                i += 1;
+            } else if a.dynamic || !t.starts_with('-') {
+                operands.push(a.clone());
+            }
+        }
+        let has = |f: &[&str]| rest.iter().any(|a| f.contains(&a.text.as_str()));
+        let revs: Vec<Arg> = match name {
+            "reset" if has(&["--hard", "--merge", "--keep"]) => {
+                operands.into_iter().take(1).collect()
+            }
+            "restore" => source.into_iter().collect(),
+            "stash" => match operands.first().map(|a| a.text.as_str()) {
+                Some("apply" | "pop") => vec![
+                    operands
+                        .get(1)
+                        .cloned()
+                        .unwrap_or_else(|| Arg::lit("stash@{0}")),
+                ],
+                Some("branch") => vec![
+                    operands
+                        .get(2)
+                        .cloned()
+                        .unwrap_or_else(|| Arg::lit("stash@{0}")),
+                ],
+                _ => Vec::new(),
+            },
+            "merge" | "cherry-pick" => operands,
+            "revert" => operands
+                .into_iter()
+                .map(|a| Arg {
+                    text: format!("{}^", a.text),
+                    dynamic: a.dynamic,
+                })
+                .collect(),
+            "read-tree" if has(&["-u"]) => operands,
+            _ => Vec::new(),
+        };
+        for rev in revs {
+            self.found(Effect::CheckoutTree {
+                place: self.place.clone(),
+                rev,
+                how: format!("`git {name}` writes the working tree from"),
+            });
+        }
+    }
+
+    /// `git update-index --cacheinfo 120000,SHA,PATH` (or `--index-info`): a symbolic
+    /// link staged by hand, which a later checkout writes with a target the text
+    /// doesn't show.
+    pub(super) fn git_update_index(&mut self, rest: &[Arg], stdin: &Stdin) {
+        for (i, a) in rest.iter().enumerate() {
+            let t = a.text.as_str();
+            let mode = if t == "--cacheinfo" {
+                rest.get(i + 1).map(|m| {
+                    let text = m.text.split(',').next().unwrap_or("").to_owned();
+                    Arg {
+                        text,
+                        dynamic: m.dynamic,
+                    }
+                })
+            } else {
+                t.strip_prefix("--cacheinfo=").map(|v| Arg {
+                    text: v.split(',').next().unwrap_or("").to_owned(),
+                    dynamic: a.dynamic,
+                })
+            };
+            if let Some(m) = mode
+                && (m.dynamic || m.text == "120000")
+            {
+                self.unfollowable(
+                    "`git update-index --cacheinfo 120000` stages a symbolic link by hand, whose target a later checkout writes without showing it",
+                );
+            }
+            if t == "--index-info" {
+                match stdin {
+                    Stdin::Text(text) if !text.contains("120000") => {}
+                    _ => self.unfollowable(
+                        "`git update-index --index-info` stages entries (symbolic links among them) from input the guard can't check",
+                    ),
+                }
+            }
+        }
     }
 
     /// `git branch`: listing reads; creating, moving, renaming, copying or deleting

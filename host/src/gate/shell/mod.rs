@@ -64,6 +64,9 @@ pub(super) struct Walker<'c> {
     /// The files the current simple command's redirections write.
     last_writes: Vec<String>,
     pub(super) depth: usize,
+    /// How many simple commands are being classified inside one another (a wrapper
+    /// classifies the command it wraps): bounds the recursion of a wrapper chain.
+    pub(super) wrapped: usize,
     steps: usize,
     gave_up: bool,
     /// The outermost command being followed, for [`Finding::within`].
@@ -94,6 +97,7 @@ impl<'c> Walker<'c> {
             written: HashMap::new(),
             last_writes: Vec::new(),
             depth: 0,
+            wrapped: 0,
             steps: 0,
             gave_up: false,
             outer: None,
@@ -697,20 +701,36 @@ fn short_line(s: &str) -> String {
     out
 }
 
-/// The deepest bracket nesting in `src`, ignoring quotes: a cheap upper bound that keeps
-/// the recursive parser away from input that would exhaust the stack.
+/// The deepest nesting in `src` of brackets and of compound commands (`if`, `case`,
+/// `while`, `until`, `for`, `select`, closed by `fi`, `esac`, `done`), ignoring quotes: a
+/// cheap upper bound that keeps the recursive parser away from input that would exhaust
+/// the stack. (A hook that overflows its stack dies, and Claude Code then lets the call
+/// through.)
 fn nesting(src: &str) -> usize {
-    let mut depth: usize = 0;
+    // Kept apart, so that a `case` pattern's lone `)` doesn't close a keyword.
+    let (mut keywords, mut brackets): (usize, usize) = (0, 0);
     let mut max = 0;
-    for c in src.chars() {
-        match c {
-            '(' | '{' | '[' => {
-                depth += 1;
-                max = max.max(depth);
+    let mut word_start: Option<usize> = None;
+    let bytes = src.as_bytes();
+    for i in 0..=bytes.len() {
+        let c = bytes.get(i).copied().unwrap_or(b' ');
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            word_start.get_or_insert(i);
+            continue;
+        }
+        if let Some(start) = word_start.take() {
+            match &src[start..i] {
+                "if" | "case" | "while" | "until" | "for" | "select" => keywords += 1,
+                "fi" | "esac" | "done" => keywords = keywords.saturating_sub(1),
+                _ => {}
             }
-            ')' | '}' | ']' => depth = depth.saturating_sub(1),
+        }
+        match c {
+            b'(' | b'{' | b'[' => brackets += 1,
+            b')' | b'}' | b']' => brackets = brackets.saturating_sub(1),
             _ => {}
         }
+        max = max.max(keywords + brackets);
     }
     max
 }

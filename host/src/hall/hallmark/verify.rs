@@ -203,43 +203,40 @@ impl Trust {
         }
     }
 
-    /// The base branch's `.hallmark/allowed_signers`, read in one git call. `base` is a
-    /// branch (its local ref, else origin's) or a full ref (`refs/remotes/origin/main`).
-    /// `None` when the base, or the file on it, does not exist.
+    /// The base branch's `.hallmark/allowed_signers`, read through the base's commit
+    /// and trees with every object re-hashed against its name (`git::Committed`). `base`
+    /// is a branch (the fresher of its local ref and origin's, as the rules are read) or
+    /// a full ref (`refs/remotes/origin/main`). `None` when the base, or the file on it,
+    /// does not exist; an error when an object on the way doesn't match its name.
     pub fn from_base(dir: &Path, base: &str) -> git::Result<Option<Trust>> {
-        let refs: Vec<String> = if base.starts_with("refs/") {
-            vec![base.to_string()]
+        let mut reader = git::Committed::open(dir)?;
+        let found = if base.starts_with("refs/") {
+            reader.commit_of(base)?.map(|sha| (base.to_string(), sha))
         } else {
-            vec![
-                format!("refs/heads/{base}"),
-                format!("refs/remotes/origin/{base}"),
-            ]
+            let tip = git::Repo::discover(dir)
+                .ok()
+                .and_then(|repo| crate::hall::rules::base_tip(&repo, base));
+            match tip {
+                Some(t) => Some((t.reference, t.sha)),
+                None => None,
+            }
         };
-        let mut names = Vec::new();
-        for r in &refs {
-            names.push(format!("{r}^{{commit}}"));
-            names.push(format!("{r}:{SIGNERS_FILE}"));
-        }
-        let answers = git::read_objects(dir, &names)?;
-        for (i, r) in refs.iter().enumerate() {
-            let (commit, file) = (&answers[2 * i], &answers[2 * i + 1]);
-            let Some(git::Object { oid, .. }) = commit else {
-                continue;
-            };
-            // The first ref that exists is the base, with or without the file.
-            return Ok(file.as_ref().map(|f| {
-                Trust::parse(
-                    &String::from_utf8_lossy(&f.data),
-                    format!(
-                        "{SIGNERS_FILE} on {} at {}",
-                        r.trim_start_matches("refs/heads/")
-                            .trim_start_matches("refs/remotes/"),
-                        short(oid)
-                    ),
-                )
-            }));
-        }
-        Ok(None)
+        let Some((reference, sha)) = found else {
+            return Ok(None);
+        };
+        let Some(bytes) = reader.file(&sha, SIGNERS_FILE)? else {
+            return Ok(None);
+        };
+        Ok(Some(Trust::parse(
+            &String::from_utf8_lossy(&bytes),
+            format!(
+                "{SIGNERS_FILE} on {} at {}",
+                reference
+                    .trim_start_matches("refs/heads/")
+                    .trim_start_matches("refs/remotes/"),
+                short(&sha)
+            ),
+        )))
     }
 
     /// An `allowed_signers` file given by path.
@@ -264,10 +261,15 @@ impl Trust {
     }
 
     /// The base's signers, else the user's own key: what the push gate and the shipper
-    /// trust.
+    /// trust. A signers file that can't be read as committed trusts nobody: falling
+    /// back to the user's key would let a rewritten object widen the trust.
     pub fn for_repo(dir: &Path, base: &str) -> Trust {
         match Trust::from_base(dir, base) {
             Ok(Some(t)) => t,
+            Err(e @ git::GitError::Unverified { .. }) => Trust {
+                signers: AllowedSigners::default(),
+                source: format!("nobody ({SIGNERS_FILE} on {base} can't be read: {e})"),
+            },
             _ => Trust::user(),
         }
     }

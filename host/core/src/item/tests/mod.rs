@@ -660,3 +660,35 @@ fn a_reply_is_drafted_in_development_replaced_until_posted_and_posted_once() {
 }
 
 mod properties;
+
+#[test]
+fn checks_failed_at_a_rebased_commit_sends_a_hallmarked_item_to_the_fixer_from_there() {
+    let (mut item, mut log) = start();
+    run(&mut item, &mut log, &ready("a")).unwrap();
+    run(
+        &mut item,
+        &mut log,
+        &Action::ChecksPassed { sha: "a".into() },
+    )
+    .unwrap();
+    run(&mut item, &mut log, &verdict(true)).unwrap();
+    assert_eq!(
+        (item.state, item.hallmark.as_deref()),
+        (State::Hallmarked, Some("a"))
+    );
+    let failed = Action::ChecksFailed {
+        sha: "b".into(),
+        failed: vec!["sh gate2.sh".into()],
+        max_check_failures: 3,
+    };
+    run(&mut item, &mut log, &failed).unwrap();
+    assert_eq!(item.state, State::Fixing);
+    assert_eq!(
+        item.sha.as_deref(),
+        Some("b"),
+        "the fix starts at the rebased commit"
+    );
+    assert_eq!(item.hallmark, None, "the approval went with it");
+    assert_eq!(item.check_failures, 1);
+    assert_eq!(fold(&log), item, "the fold agrees");
+}
