@@ -695,6 +695,7 @@ fn the_real_client_runs_the_fixer_with_the_plugin_s_hooks_and_none_of_the_checko
         ),
         Turn::bash("git push origin HEAD:refs/heads/rt-fixer"),
         Turn::write(wt.join("greeting.txt"), "hello\n"),
+        Turn::bash("git commit -qam 'Fix the typo' && git log -1 --format=%s"),
         Turn::text("Fixed the typo."),
     ])
     .expect("stub");
@@ -731,6 +732,14 @@ fn the_real_client_runs_the_fixer_with_the_plugin_s_hooks_and_none_of_the_checko
         std::fs::read_to_string(wt.join("greeting.txt")).expect("file"),
         "hello\n"
     );
+    // Its commands run in the sandbox without anyone to approve them, so it commits
+    // its fix (what a commit writes is writable; the base branch and the notes are not).
+    let committed = tool_result(&stub, 6);
+    assert!(
+        committed.to_string().contains("Fix the typo") && committed["is_error"] != true,
+        "the fixer committed its fix: {committed}"
+    );
+    assert_eq!(sb.git(&wt, &["log", "-1", "--format=%s"]), "Fix the typo");
     assert!(
         !marker.exists(),
         "the checkout's own hook never ran in the loop's runs"

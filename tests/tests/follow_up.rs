@@ -1,5 +1,5 @@
 //! Follow-up items (`hall new --follow-up`) and stacked items (`hall adopt --base`,
-//! ADR 0029), through the daemon, against the GitHub simulator driven by the real gh.
+//! decision 0011), through the daemon, against the GitHub simulator driven by the real gh.
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 

@@ -500,3 +500,82 @@ fn text_on_a_terminal_is_for_people() {
     assert!(!text.contains("{\""), "{text}");
     insta::assert_snapshot!("text_for_people", filter_shas(&sb.redact(&text)));
 }
+
+/// Every decision the code and the docs cite has its record in `docs/decisions/`, and
+/// nothing cites the design's own ADR numbers, whose document is not in the repository.
+#[test]
+fn every_decision_cited_has_its_record() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let records: Vec<String> = std::fs::read_dir(root.join("docs/decisions"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .map(|n| n.get(..4).unwrap_or("").to_string())
+        })
+        .collect();
+    let mut files = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = [
+        "host",
+        "docs",
+        "plugin",
+        "rooms",
+        "wit",
+        "tests/src",
+        "tests/tests",
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect();
+    files.push(root.join("README.md"));
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if !["target", "node_modules", "snapshots", "fixtures"].contains(&name.as_str()) {
+                    stack.push(p);
+                }
+            } else if name.ends_with(".rs") || name.ends_with(".md") || name.ends_with(".wit") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(
+        files.len() > 100,
+        "the tree was read: {} files",
+        files.len()
+    );
+    let mut cited = 0;
+    let mut wrong = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let words: Vec<&str> = text.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+        for pair in words.windows(2) {
+            let number = pair[1].len() == 4 && pair[1].chars().all(|c| c.is_ascii_digit());
+            if !number {
+                continue;
+            }
+            match pair[0] {
+                "decision" | "Decision" | "decisions" => {
+                    cited += 1;
+                    if !records.iter().any(|r| r == pair[1]) {
+                        wrong.push(format!(
+                            "{}: decision {} has no record",
+                            f.display(),
+                            pair[1]
+                        ));
+                    }
+                }
+                "ADR" => wrong.push(format!("{}: ADR {} cites the design", f.display(), pair[1])),
+                _ => {}
+            }
+        }
+    }
+    assert!(cited > 20, "the citations were found: {cited}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

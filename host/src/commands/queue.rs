@@ -1,5 +1,5 @@
 //! `hall queue`: the merge queue as the merger's last pass judged it. It prints that
-//! pass's `merger.json` and never calls GitHub (ADR 0022); the daemon's merger writes a
+//! pass's `merger.json` and never calls GitHub (decision 0028); the daemon's merger writes a
 //! new one at most every 20 seconds while `[merge] mode = "auto"`.
 
 use serde::Serialize;

@@ -145,7 +145,7 @@ impl<'a> Change<'a> {
 
 /// Whether an event is news for the item's Gazette: hallmarked, shipped, merged, CI
 /// reported (red reopens the item, green restores it), dropped. The page is printed
-/// again from code, with no model run, whoever made the change (ADR 0015).
+/// again from code, with no model run, whoever made the change (decision 0015).
 fn moves_the_page(kind: &EventKind) -> bool {
     matches!(
         kind,

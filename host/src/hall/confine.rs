@@ -478,7 +478,10 @@ pub fn run_settings(
             // with a warning nobody reads in a headless run: refuse to start instead.
             "failIfUnavailable": true,
             "allowUnsandboxedCommands": false,
-            "autoAllowBashIfSandboxed": false,
+            // A fixer runs the checks and commits its fix: its commands, inside the
+            // sandbox and past the plugin's hooks, need no one to approve them (a
+            // headless run has no one to ask). Other runs' commands still need a rule.
+            "autoAllowBashIfSandboxed": kind == RunKind::Fix,
             "filesystem": {
                 "allowWrite": write.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
                 "denyWrite": deny_write,

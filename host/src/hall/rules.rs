@@ -195,7 +195,7 @@ pub fn base_tip_of(hall: &super::Hall) -> Option<BaseTip> {
 }
 
 /// The tip of the branch an item's change is measured against: the configured base,
-/// or the branch it is stacked on (ADR 0029). Only what the change *is* comes from
+/// or the branch it is stacked on (decision 0011). Only what the change *is* comes from
 /// here; rules, rooms and signers always come from the configured base.
 pub fn item_base_tip(hall: &super::Hall, item: &crate::item::Item) -> Option<BaseTip> {
     if item.base.is_empty() || item.base == hall.config.base {

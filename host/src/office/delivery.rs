@@ -171,7 +171,7 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
     {
         if let Some(pr) = open.get(&number) {
             // GitHub retargets a PR stacked on a branch that merged: its base is the
-            // PR's base from here on (ADR 0029).
+            // PR's base from here on (decision 0011).
             let base = if pr.base_ref_name.is_empty() || pr.base_ref_name == base {
                 base
             } else {
@@ -267,7 +267,7 @@ pub fn watch(hall: &Hall, ctx: &Ctx) -> std::result::Result<Watched, WatchError>
 }
 
 /// An open PR that needs the item back: a conflict with its base (reopened with a
-/// rebase request, so `ready` waits until the branch is on its base, ADR 0043), or a
+/// rebase request, so `ready` waits until the branch is on its base, decision 0027), or a
 /// reviewer's request for changes at the PR's head (reopened with what they asked).
 /// Returns what it did.
 fn follow(
@@ -339,7 +339,7 @@ fn follow(
         return Ok(None);
     }
     // Red CI: re-run the failed jobs before anyone spends a run on a fix (a flaky check
-    // passes on its own, and the item is restored with no model run, ADR 0047). A
+    // passes on its own, and the item is restored with no model run, decision 0027). A
     // re-run GitHub refuses is said; the next watch sees the CI as it stands.
     let mut did = format!("{id} reopened: {reason}");
     if let (Some(_), gh::Ci::Red { runs, .. }) = (&ci_at, &ci) {
@@ -545,7 +545,7 @@ fn behind_on_files(dir: &Path, head: &str, onto: &str) -> Vec<String> {
 }
 
 /// An item reopened for red CI at `at`, while its PR head is still `at`: a pass there
-/// restores it with no model run (ADR 0047); a failure after the re-run holds it
+/// restores it with no model run (decision 0027); a failure after the re-run holds it
 /// (`ci_failed`) for a fix. Once the head moves, the loop has it.
 fn after_ci_reopen(
     hall: &Hall,
@@ -571,7 +571,7 @@ fn after_ci_reopen(
                 at.short(),
                 failed.join(", ")
             );
-            // One dev run tries a fix; CI red again after it is a person's (ADR 0031).
+            // One dev run tries a fix; CI red again after it is a person's (decision 0027).
             if hall.item(id)?.ci_fixes == 0 {
                 let did = format!("{id}: a dev run is due: {reason}");
                 let action = Action::FollowThrough {

@@ -3,7 +3,7 @@
 //! or fixes red CI, in the item's worktree with the fixer's confinement.
 //!
 //! What the run leaves goes back through the loop. A rebase that left the shipped
-//! change as it was, file by file with its context, keeps its approval (ADR 0049): the
+//! change as it was, file by file with its context, keeps its approval (decision 0027): the
 //! hallmark moves to the new commit with no review run and the shipper updates the PR.
 //! Anything else is frozen with `ready` for checks and a review. A run that changes
 //! nothing holds the item with the hold of its kind (`conflict`, `feedback`,
@@ -106,7 +106,7 @@ pub fn run(hall: &Hall, ctx: &Ctx, id: ItemId, item: &Item) -> Result<Step> {
         );
         return super::held(hall, ctx, id, follow.kind.hold(), why);
     }
-    // A stacked item follows the branch it is stacked on (ADR 0029).
+    // A stacked item follows the branch it is stacked on (decision 0011).
     let base = item.base.clone();
     let onto = if git::has_remote(&wt, "origin") && git::fetch(&wt, "origin", &base).is_ok() {
         format!("origin/{base}")

@@ -8,7 +8,7 @@
 //! resubmitted for it (claiming no findings); one that changes nothing, or leaves the
 //! worktree dirty, has failed its run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::fence::Prompt;
 use super::runs::{self, failed, stopped, usage_events};
@@ -174,7 +174,6 @@ pub fn confined(
     }
     let mut words = config.fixer.split_whitespace().map(str::to_string);
     let program = words.next().unwrap_or_else(|| "claude".into());
-    let git_dir = git::absolute_git_dir(wt).unwrap_or_else(|_| wt.join(".git"));
     let scope = Scope {
         repo: &hall.repo,
         checkout: wt,
@@ -182,11 +181,14 @@ pub fn confined(
         domains: &config.sandbox.domains,
     };
     let _ = crate::hall::confine::prepare(&scope);
+    // The fixer commits its fix: its commands may write what a commit writes.
+    let mut write = vec![wt.to_path_buf(), std::env::temp_dir()];
+    write.extend(commit_writes(hall, wt));
     let mut settings = crate::hall::confine::run_settings(
         config,
         RunKind::Fix,
         &[wt.to_path_buf()],
-        &[wt.to_path_buf(), git_dir, std::env::temp_dir()],
+        &write,
         Some(&scope),
     );
     if let Some(rules) = settings["permissions"]["allow"].as_array_mut() {
@@ -215,6 +217,24 @@ pub fn confined(
     ))
 }
 
+/// What a commit in the item's worktree `wt` writes besides the worktree: the objects,
+/// the ref logs, the worktree's own git files and the directory of the branch's ref
+/// (`refs/heads/hm/…`; the base branch's ref has none of its own, and stays read-only).
+fn commit_writes(hall: &Hall, wt: &Path) -> Vec<PathBuf> {
+    let common = &hall.repo.common_dir;
+    let mut writable = vec![common.join("objects"), common.join("logs")];
+    if let Ok(git_dir) = git::absolute_git_dir(wt) {
+        writable.push(git_dir);
+    }
+    if let Some(branch) = git::current_branch(wt)
+        && let Some(dir) = common.join("refs/heads").join(&branch).parent()
+        && dir != common.join("refs/heads")
+    {
+        writable.push(dir.to_path_buf());
+    }
+    writable
+}
+
 /// A fix engine that isn't Claude Code (`fixer = "ralph …"`): it is the repository's
 /// program, working on the item's code, so it runs in the loop's jail. It may write the
 /// item's worktree and what a commit there writes (the objects, the branch's ref and
@@ -230,19 +250,7 @@ fn engine(
     use crate::hall::confine::{Jail, Phase, network_allowed};
     let config = &hall.config;
     let jail = Jail::new(hall)?;
-    let common = &hall.repo.common_dir;
-    let mut writable = vec![common.join("objects"), common.join("logs")];
-    if let Ok(git_dir) = git::absolute_git_dir(wt) {
-        writable.push(git_dir);
-    }
-    // The branch's ref lives in a directory of its own (`refs/heads/hm/…`); the base
-    // branch's does not, and stays read-only.
-    if let Some(branch) = git::current_branch(wt)
-        && let Some(dir) = common.join("refs/heads").join(&branch).parent()
-        && dir != common.join("refs/heads")
-    {
-        writable.push(dir.to_path_buf());
-    }
+    let writable = commit_writes(hall, wt);
     let network = network_allowed(config, Phase::Fixer, &config.fixer);
     let policy = jail.policy(network, wt, &writable, &[prompt_file.to_path_buf()]);
     let (program, args) = jail.argv(&policy, &config.fixer);

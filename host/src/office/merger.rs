@@ -1,4 +1,4 @@
-//! The merger (`[merge] mode = "auto"`, ADR 0048, 0050, 0051): it merges each ready
+//! The merger (`[merge] mode = "auto"`, decision 0028): it merges each ready
 //! shipped PR, one at a time per base, and brings a PR up to date only at its turn.
 //!
 //! One pass gathers the facts of every open shipped PR, asks the merger room (from the

@@ -319,7 +319,7 @@ fn briefing(
 }
 
 /// What the whole change is measured from: the configured base's tip read for the step,
-/// or a stacked item's own base (ADR 0029); the branch name when neither resolves.
+/// or a stacked item's own base (decision 0011); the branch name when neither resolves.
 fn base_rev(hall: &Hall, item: &Item, tip: Option<&BaseTip>) -> String {
     if item.base != hall.config.base {
         crate::hall::rules::item_base_tip(hall, item).map(|t| t.sha)
@@ -329,7 +329,7 @@ fn base_rev(hall: &Hall, item: &Item, tip: Option<&BaseTip>) -> String {
     .unwrap_or_else(|| item.base.clone())
 }
 
-/// The largest difference a rebase review reads on its own (ADR 0049); a larger one
+/// The largest difference a rebase review reads on its own (decision 0027); a larger one
 /// gets a full review.
 pub const REBASE_REVIEW_LINES: usize = 100;
 

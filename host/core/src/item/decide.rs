@@ -68,7 +68,7 @@ pub enum Action {
     },
     /// The shipper's rebase left the patch as approved: the hallmark moves to `sha`.
     /// Also a follow-through run's rebase of a reopened item that left the shipped
-    /// change as it was (ADR 0049): its approval carries with no review.
+    /// change as it was (decision 0027): its approval carries with no review.
     Rebased {
         sha: Sha,
         /// The shipper's signature over the new commit's statement.
@@ -613,7 +613,7 @@ pub const TRANSITIONS: &[(State, State)] = &[
     (State::Hallmarked, State::Closed),
     (State::Closed, State::Development),
     (State::Development, State::Closed),
-    // A follow-through rebase that left the shipped change as it was (ADR 0049).
+    // A follow-through rebase that left the shipped change as it was (decision 0027).
     (State::Development, State::Hallmarked),
     (State::Development, State::Dropped),
     (State::AwaitingYou, State::Dropped),

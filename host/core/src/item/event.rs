@@ -356,7 +356,7 @@ pub enum EventKind {
     /// as merge commit `commit`. The part is closed.
     Merged { into: String, sha: Sha, commit: Sha },
     /// The PR now targets another base (GitHub retargets a PR stacked on a branch that
-    /// merged, ADR 0029): the item's change is measured against `to` from here on.
+    /// merged, decision 0011): the item's change is measured against `to` from here on.
     Restacked { from: String, to: String },
     /// A reply to review comment `comment` on the item's PR, drafted in development; the
     /// shipper posts it once the change that answers it is reviewed and pushed.
