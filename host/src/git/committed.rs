@@ -50,13 +50,21 @@ impl Entry {
 /// A reader of committed objects for one repository; every object it returns hashed
 /// to the name it was asked for.
 pub struct Committed {
-    child: Child,
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
+    dir: std::path::PathBuf,
+    /// The `cat-file --batch` process, while it can be talked to; without it each object
+    /// is read by commands of its own (see [`Committed::ask_alone`]).
+    batch: Option<Batch>,
     trees: HashMap<String, Vec<Entry>>,
 }
 
-impl Drop for Committed {
+/// A running `git cat-file --batch` and its pipes.
+struct Batch {
+    child: Child,
+    input: Option<ChildStdin>,
+    output: BufReader<ChildStdout>,
+}
+
+impl Drop for Batch {
     fn drop(&mut self) {
         // Closing its input ends `cat-file`; it is waited for so no zombie is left.
         drop(self.input.take());
@@ -111,11 +119,25 @@ impl Committed {
             });
         };
         Ok(Committed {
-            child,
-            input: Some(input),
-            output: BufReader::new(output),
+            dir: dir.to_path_buf(),
+            batch: Some(Batch {
+                child,
+                input: Some(input),
+                output: BufReader::new(output),
+            }),
             trees: HashMap::new(),
         })
+    }
+
+    /// A reader that reads each object with commands of its own, as [`Committed::open`]'s
+    /// does once its batch process can't be talked to.
+    #[cfg(test)]
+    fn without_batch(dir: &Path) -> Committed {
+        Committed {
+            dir: dir.to_path_buf(),
+            batch: None,
+            trees: HashMap::new(),
+        }
     }
 
     fn broken(what: impl std::fmt::Display) -> GitError {
@@ -126,37 +148,65 @@ impl Committed {
     }
 
     /// Asks for `name` (an object name, or `<ref>^{commit}`) and reads the answer:
-    /// `None` when git has no such object.
+    /// `None` when git has no such object. When the batch process can't be written to
+    /// or read from (its pipe closed: it died, or the platform can't feed a pipe to it,
+    /// as under Wine), it is let go, and this object and every later one are read by
+    /// commands of their own. Either way the caller checks what comes back against
+    /// its name.
     fn ask(&mut self, name: &str) -> Result<Option<(String, String, Vec<u8>)>> {
-        if name.contains(['\n', '\r']) {
+        if name.contains(['\n', '\r']) || name.starts_with('-') {
             return Ok(None);
         }
-        let input = self
-            .input
-            .as_mut()
-            .ok_or_else(|| Self::broken("its input is closed"))?;
-        input
-            .write_all(format!("{name}\n").as_bytes())
-            .and_then(|()| input.flush())
-            .map_err(Self::broken)?;
-        let mut header = String::new();
-        self.output.read_line(&mut header).map_err(Self::broken)?;
-        let header = header.trim_end();
-        let mut parts = header.split(' ');
-        let (Some(oid), Some(kind)) = (parts.next(), parts.next()) else {
-            return Err(Self::broken(format!("`{header}`")));
-        };
-        if matches!(kind, "missing" | "ambiguous") {
+        if let Some(batch) = self.batch.as_mut() {
+            match batch.ask(name) {
+                Err(GitError::Unexpected { .. }) => {
+                    // It is of no more use, and may be stuck: stopped before it is waited.
+                    let _ = batch.child.kill();
+                    self.batch = None;
+                }
+                answer => return answer,
+            }
+        }
+        self.ask_alone(name)
+    }
+
+    /// [`Committed::ask`] without the batch process: the object's name from
+    /// `rev-parse`, its kind and its bytes from `cat-file`, three commands that need no
+    /// input.
+    fn ask_alone(&self, name: &str) -> Result<Option<(String, String, Vec<u8>)>> {
+        let git = Invocation::at(&self.dir);
+        let run = |args: &[&str]| git.output(args);
+        let named = run(&[
+            "--no-replace-objects",
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            name,
+        ])?;
+        if !named.status.success() {
             return Ok(None);
         }
-        let size: usize = parts
-            .next()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| Self::broken(format!("`{header}`")))?;
-        let mut data = vec![0; size + 1];
-        self.output.read_exact(&mut data).map_err(Self::broken)?;
-        data.pop();
-        Ok(Some((oid.to_string(), kind.to_string(), data)))
+        let oid = String::from_utf8_lossy(&named.stdout).trim().to_string();
+        if !crate::item::sha::is_full(&oid) {
+            return Err(Self::broken(format!(
+                "rev-parse answered `{oid}` for {name}"
+            )));
+        }
+        let kind = run(&["--no-replace-objects", "cat-file", "-t", &oid])?;
+        if !kind.status.success() {
+            return Ok(None);
+        }
+        let kind = String::from_utf8_lossy(&kind.stdout).trim().to_string();
+        if !matches!(kind.as_str(), "commit" | "tree" | "blob" | "tag") {
+            return Err(Self::broken(format!(
+                "cat-file -t answered `{kind}` for {oid}"
+            )));
+        }
+        let data = run(&["--no-replace-objects", "cat-file", &kind, &oid])?;
+        if !data.status.success() {
+            return Ok(None);
+        }
+        Ok(Some((oid, kind, data.stdout)))
     }
 
     /// The object `oid` of kind `kind`, its content checked against its name.
@@ -232,6 +282,42 @@ impl Committed {
             .entries(tree)?
             .into_iter()
             .find(|e| e.name == name.as_bytes()))
+    }
+}
+
+impl Batch {
+    /// Writes `name` to `cat-file --batch` and reads its answer.
+    fn ask(&mut self, name: &str) -> Result<Option<(String, String, Vec<u8>)>> {
+        let input = self
+            .input
+            .as_mut()
+            .ok_or_else(|| Committed::broken("its input is closed"))?;
+        input
+            .write_all(format!("{name}\n").as_bytes())
+            .and_then(|()| input.flush())
+            .map_err(Committed::broken)?;
+        let mut header = String::new();
+        self.output
+            .read_line(&mut header)
+            .map_err(Committed::broken)?;
+        let header = header.trim_end();
+        let mut parts = header.split(' ');
+        let (Some(oid), Some(kind)) = (parts.next(), parts.next()) else {
+            return Err(Committed::broken(format!("`{header}`")));
+        };
+        if matches!(kind, "missing" | "ambiguous") {
+            return Ok(None);
+        }
+        let size: usize = parts
+            .next()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| Committed::broken(format!("`{header}`")))?;
+        let mut data = vec![0; size + 1];
+        self.output
+            .read_exact(&mut data)
+            .map_err(Committed::broken)?;
+        data.pop();
+        Ok(Some((oid.to_string(), kind.to_string(), data)))
     }
 }
 
@@ -393,6 +479,50 @@ mod tests {
             matches!(err, GitError::Unverified { ref oid, .. } if *oid == tree),
             "{err}"
         );
+    }
+
+    #[test]
+    fn without_its_batch_process_the_reader_reads_and_refuses_the_same() {
+        for format in ["sha1", "sha256"] {
+            let (_d, root, head) = repo(format);
+            let mut reader = Committed::without_batch(&root);
+            let tip = reader.commit_of("refs/heads/main").unwrap();
+            assert_eq!(tip.as_deref(), Some(head.as_str()), "{format}");
+            assert_eq!(reader.commit_of("refs/heads/nothing").unwrap(), None);
+            assert_eq!(
+                reader.file(&head, "docs/deep/rules.md").unwrap().as_deref(),
+                Some(&b"be careful\n"[..]),
+                "{format}"
+            );
+            assert_eq!(reader.file(&head, "docs/deep").unwrap(), None);
+        }
+        let (_d, root, head) = repo("sha1");
+        let blob = git(&root, &["rev-parse", "HEAD:.hallmark.toml"]);
+        rewrite_loose(&root, &blob, b"gates = [\"true\"]\n");
+        let err = Committed::without_batch(&root)
+            .file(&head, ".hallmark.toml")
+            .unwrap_err();
+        assert!(
+            matches!(err, GitError::Unverified { ref oid, .. } if *oid == blob),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_batch_process_that_dies_is_let_go_and_the_read_goes_on() {
+        let (_d, root, head) = repo("sha1");
+        let mut reader = Committed::open(&root).unwrap();
+        assert!(reader.file(&head, ".hallmark.toml").unwrap().is_some());
+        if let Some(batch) = reader.batch.as_mut() {
+            batch.child.kill().unwrap();
+            let _ = batch.child.wait();
+        }
+        reader.trees.clear();
+        assert_eq!(
+            reader.file(&head, "docs/deep/rules.md").unwrap().as_deref(),
+            Some(&b"be careful\n"[..])
+        );
+        assert!(reader.batch.is_none(), "the dead process was let go");
     }
 
     /// What a verified read costs against `git show`, the read it replaces (run with
