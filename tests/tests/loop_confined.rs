@@ -253,17 +253,18 @@ fn the_items_code_runs_confined_and_nothing_it_does_signs_or_ships() {
 
     // strace saw every attempt to open the key; the only ones that succeeded were hall's
     // own, signing the approval. Inside the sandbox the path is an empty file.
-    let trace = std::fs::read_to_string(&trace).unwrap();
+    let trace = stitched(&std::fs::read_to_string(&trace).unwrap());
     let key_text = key.display().to_string();
     // bubblewrap opens the path with O_PATH to mount an empty file over it, which reads
     // nothing; every other open counts.
     let opens: Vec<&str> = trace
-        .lines()
+        .iter()
+        .map(String::as_str)
         .filter(|l| l.contains(&key_text) && !l.contains("O_PATH"))
         .collect();
     // Which program each process runs: its last execve; a thread of hall's never execs.
     let mut program: std::collections::BTreeMap<&str, &str> = Default::default();
-    for l in trace.lines() {
+    for l in trace.iter().map(String::as_str) {
         let Some((pid, rest)) = l.split_once('<') else {
             continue;
         };
@@ -301,5 +302,45 @@ fn the_items_code_runs_confined_and_nothing_it_does_signs_or_ships() {
         attempts >= 4,
         "the item's code tried the key and failed ({attempts} attempts):\n{}",
         opens.join("\n")
+    );
+}
+
+/// strace's lines with each call that another process interrupted joined back into one:
+/// `pid<comm> openat(... <unfinished ...>` and, later, `pid<comm> <... openat resumed>) = 3`
+/// become `pid<comm> openat(...) = 3`, so a call's result sits on the line that names its
+/// path.
+fn stitched(trace: &str) -> Vec<String> {
+    let mut pending: std::collections::HashMap<&str, &str> = Default::default();
+    let mut lines = Vec::new();
+    for l in trace.lines() {
+        let pid = l.split('<').next().unwrap_or("");
+        if let Some(start) = l.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid, start);
+        } else if let Some((_, rest)) = l.split_once(" resumed>") {
+            match pending.remove(pid) {
+                Some(start) => lines.push(format!("{start}{rest}")),
+                None => lines.push(l.to_string()),
+            }
+        } else {
+            lines.push(l.to_string());
+        }
+    }
+    // A call still unfinished when the trace ended never returned: keep it, unresolved,
+    // so it counts as an open nobody can show failed.
+    lines.extend(pending.into_values().map(str::to_string));
+    lines
+}
+
+#[test]
+fn a_call_another_process_interrupted_is_read_whole() {
+    let trace = "7<sh> openat(AT_FDCWD, \"/k\", O_RDONLY <unfinished ...>\n\
+                 8<hall> write(1, \"x\", 1) = 1\n\
+                 7<sh> <... openat resumed>) = -1 ENOENT (No such file or directory)\n";
+    assert_eq!(
+        stitched(trace),
+        [
+            "8<hall> write(1, \"x\", 1) = 1",
+            "7<sh> openat(AT_FDCWD, \"/k\", O_RDONLY) = -1 ENOENT (No such file or directory)",
+        ]
     );
 }
