@@ -2,7 +2,7 @@
 //! subprocess may be started. Read from the source files, so a change that breaks a
 //! rule fails `cargo test` with the file and the line.
 //!
-//! `cargo test -p hallmark layers -- --nocapture` prints the module graph.
+//! `cargo test -p hallmark-host layers -- --nocapture` prints the module graph.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -70,6 +70,18 @@ const DYNAMIC: &[&str] = &[
     "daemon/service.rs",
     "web/server.rs",
     "platform",
+];
+
+/// The workspace's crates, each with its layer and the top-level modules of this library
+/// it is re-exported as: a crate may depend on crates of a lower layer only.
+const CRATES: &[(&str, u8, &[&str])] = &[
+    ("hallmark-core", 0, &["item", "journal"]),
+    ("hallmark-gate", 0, &["gate"]),
+    ("hallmark-host", 1, &[]),
+    // The `hall` binary, and the end-to-end tests, which drive that binary and link the
+    // core only.
+    ("hallmark", 2, &[]),
+    ("hallmark-tests", 2, &[]),
 ];
 
 fn src() -> PathBuf {
@@ -187,11 +199,12 @@ fn every_top_level_module_has_a_layer() {
         })
         .collect();
     listed.sort();
-    // `item` and `journal` come from hallmark-core and are re-exported.
+    // `item` and `journal` come from hallmark-core, `gate` from hallmark-gate; all three
+    // are re-exported.
     let mut expected: Vec<String> = LAYERS
         .iter()
         .map(|(m, _)| m.to_string())
-        .filter(|m| m != "item" && m != "journal")
+        .filter(|m| !CRATES.iter().any(|(_, _, modules)| modules.contains(&m.as_str())))
         .collect();
     expected.sort();
     assert_eq!(
@@ -307,6 +320,94 @@ fn every_subprocess_starts_in_its_adapter() {
         "subprocesses outside their adapters:\n{}",
         wrong.join("\n")
     );
+}
+
+/// Each workspace member's directory, from the workspace's manifest.
+fn members() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ is inside the workspace")
+        .to_path_buf();
+    let manifest: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .expect("the workspace's Cargo.toml")
+        .parse()
+        .expect("the workspace's Cargo.toml parses");
+    manifest["workspace"]["members"]
+        .as_array()
+        .expect("workspace.members")
+        .iter()
+        .filter_map(|m| m.as_str())
+        .map(|m| root.join(m))
+        .collect()
+}
+
+#[test]
+fn each_crate_depends_only_on_crates_below_it() {
+    let rank: BTreeMap<&str, u8> = CRATES.iter().map(|(c, l, _)| (*c, *l)).collect();
+    let mut seen = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for dir in members() {
+        let manifest: toml::Table = std::fs::read_to_string(dir.join("Cargo.toml"))
+            .expect("a member's Cargo.toml")
+            .parse()
+            .expect("a member's Cargo.toml parses");
+        let name = manifest["package"]["name"].as_str().unwrap_or("").to_string();
+        let Some(&layer) = rank.get(name.as_str()) else {
+            wrong.push(format!("{name} ({}) has no layer in CRATES", dir.display()));
+            continue;
+        };
+        seen.insert(name.clone());
+        // Build scripts and benches may use anything; the library and tests may not.
+        for table in ["dependencies", "dev-dependencies"] {
+            let deps = manifest.get(table).and_then(|t| t.as_table());
+            for dep in deps.into_iter().flat_map(|t| t.keys()) {
+                if let Some(&used) = rank.get(dep.as_str())
+                    && used >= layer
+                {
+                    wrong.push(format!(
+                        "{name} (layer {layer}) depends on {dep} (layer {used}) in [{table}]"
+                    ));
+                }
+            }
+        }
+    }
+    let listed: BTreeSet<String> = CRATES.iter().map(|(c, _, _)| c.to_string()).collect();
+    assert_eq!(seen, listed, "a crate in CRATES that the workspace doesn't have");
+    assert!(wrong.is_empty(), "crates out of order:\n{}", wrong.join("\n"));
+}
+
+/// The gate analysis is pure: the hook runs it before every tool call, and whatever it
+/// needs from the outside world comes in through `GateContext`. Nothing in its crate may
+/// start a process, touch the file system or read the environment.
+#[test]
+fn the_gate_crate_touches_nothing() {
+    let gate = Path::new(env!("CARGO_MANIFEST_DIR")).join("gate/src");
+    let mut stack = vec![gate.clone()];
+    let mut wrong = Vec::new();
+    let mut read = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("gate/src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            read += 1;
+            for (n, line) in production(&path).lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for banned in ["std::fs", "std::process", "std::env", "std::net", "File::"] {
+                    if code.contains(banned) {
+                        wrong.push(format!("{}:{}: {banned}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(read > 10, "gate/src holds the analysis ({read} files read)");
+    assert!(wrong.is_empty(), "the gate crate reaches outside:\n{}", wrong.join("\n"));
 }
 
 #[test]

@@ -16,7 +16,7 @@
 //! sandbox template gazette  system's sandbox for the item's code the loop runs)
 //! channels
 //! config                    `.hallmark.toml`: every key, its default, strict parsing
-//! item gate clock cli       the pure core (from `hallmark-core`) and other leaves
+//! item gate clock cli       the pure core (`hallmark-core`, `hallmark-gate`) and leaves
 //! platform pricing
 //! ```
 
@@ -34,7 +34,7 @@ pub mod commands;
 pub mod config;
 pub mod daemon;
 pub mod error;
-pub mod gate;
+pub use hallmark_gate as gate;
 pub mod gazette;
 pub mod gh;
 pub mod git;

@@ -30,12 +30,23 @@ pub struct RoomBuild {
     pub sha256: String,
 }
 
-pub fn info() -> VersionInfo {
+/// What only the binary knows about its build. The `hall` package stamps it (its
+/// build.rs watches git); the library leaves it to that package, so a new commit
+/// recompiles the binary and nothing beneath it.
+#[derive(Debug, Clone, Copy)]
+pub struct Build {
+    /// The commit built, or `unknown`.
+    pub commit: &'static str,
+    /// The target triple.
+    pub target: &'static str,
+}
+
+pub fn info(build: Build) -> VersionInfo {
     VersionInfo {
         name: "hall",
         version: env!("CARGO_PKG_VERSION"),
-        commit: env!("HALL_BUILD_COMMIT"),
-        target: env!("HALL_BUILD_TARGET"),
+        commit: build.commit,
+        target: build.target,
         wit: format!("{}@{}", rooms::PACKAGE, rooms::CURRENT_VERSION),
         rooms: rooms::Rooms::builtin_infos()
             .into_iter()
@@ -55,7 +66,10 @@ mod tests {
 
     #[test]
     fn each_room_hash_is_the_hash_of_the_bytes_embedded() {
-        let v = info();
+        let v = info(Build {
+            commit: "unknown",
+            target: "x86_64-unknown-linux-gnu",
+        });
         assert_eq!(v.rooms.len(), World::ALL.len());
         for r in &v.rooms {
             let bytes = rooms::builtin_bytes(r.world).expect("embedded");
@@ -70,11 +84,5 @@ mod tests {
         // The package the WIT files declare, not a copy of it.
         let wit = include_str!("../../wit/worlds.wit");
         assert!(wit.contains(&format!("package {};", v.wit)), "{}", v.wit);
-        assert!(
-            v.commit == "unknown"
-                || (v.commit.len() == 40 && v.commit.chars().all(|c| c.is_ascii_hexdigit())),
-            "{}",
-            v.commit
-        );
     }
 }

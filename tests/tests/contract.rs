@@ -138,6 +138,16 @@ fn usage_errors_are_json_with_exit_2_never_a_prompt() {
     let help = sb.hall(&sb.repo, &["--help"]);
     assert_eq!(help.code, 0);
     assert!(help.stdout.contains("propose-ready"));
+    // The binary knows the commit it was built from (this repository's HEAD when the
+    // tests built it) and its target; the library it links does not need to.
+    let v = sb.hall(&sb.repo, &["--version", "--json"]).ok();
+    let commit = v["commit"].as_str().expect("commit");
+    assert!(
+        commit == "unknown" || (commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{v}"
+    );
+    assert!(v["target"].as_str().is_some_and(|t| t.contains('-')), "{v}");
+    assert_eq!(v["name"], "hall");
 }
 
 #[test]

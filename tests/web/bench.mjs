@@ -1,4 +1,4 @@
-// The web app's cold page load in Chromium, for host/benches/web.rs: each run is a new
+// The web app's cold page load in Chromium, for host/hall/benches/web.rs: each run is a new
 // browser context (no cache, no storage) given the session cookie, opening `/` until the
 // board's first drawing (the page's `board-drawn` mark). Prints one JSON line of
 // milliseconds per run: first contentful paint and the board drawn.

@@ -1,7 +1,7 @@
 //! The simulated day: 200 PRs on one base under Hallmark's merger (the real
 //! built-in room, called every pass) and three other ways to merge.
 //!
-//! Run with `cargo run -p hallmark --example merge_day -- --seed 1` (a debug
+//! Run with `cargo run -p hallmark-host --example merge_day -- --seed 1` (a debug
 //! build is enough); `--prs N` sizes the day; `--only 1,3,9` runs those rows
 //! of the table alone. Prints a markdown table.
 

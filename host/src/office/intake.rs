@@ -296,7 +296,7 @@ mod tests {
         }
         assert_eq!(
             SCHEMA_FILE, want,
-            "plugin/schemas/plan.json is stale: run HALL_WRITE_SCHEMA=1 cargo test -p hallmark plan_schema_is_generated"
+            "plugin/schemas/plan.json is stale: run HALL_WRITE_SCHEMA=1 cargo test -p hallmark-host plan_schema_is_generated"
         );
     }
 

@@ -326,7 +326,7 @@ mod tests {
         assert_eq!(
             super::SCHEMA_FILE,
             generated,
-            "plugin/schemas/verdict.json is stale: run HALL_WRITE_SCHEMA=1 cargo test -p hallmark schema_is_generated"
+            "plugin/schemas/verdict.json is stale: run HALL_WRITE_SCHEMA=1 cargo test -p hallmark-host schema_is_generated"
         );
     }
 }

@@ -3,7 +3,7 @@
 //! the share of a query's relevant learnings among its first five hits, averaged over
 //! the queries.
 //!
-//! `cargo test -p hallmark --lib library::tests::quality -- --nocapture` prints both.
+//! `cargo test -p hallmark-host --lib library::tests::quality -- --nocapture` prints both.
 
 use std::path::PathBuf;
 

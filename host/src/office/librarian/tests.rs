@@ -133,7 +133,7 @@ fn distillation_schema_is_generated() {
     }
     assert_eq!(
         SCHEMA_FILE, want,
-        "plugin/schemas/distillation.json is stale: run HALL_WRITE_SCHEMA=1 cargo test -p hallmark distillation_schema_is_generated"
+        "plugin/schemas/distillation.json is stale: run HALL_WRITE_SCHEMA=1 cargo test -p hallmark-host distillation_schema_is_generated"
     );
 }
 

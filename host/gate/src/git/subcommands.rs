@@ -3,7 +3,7 @@
 //! commands git runs for us in `rebase -x` and `submodule foreach`.
 
 use super::*;
-use crate::gate::shell::quote;
+use crate::shell::quote;
 
 impl Walker<'_> {
     pub(super) fn git_commit(&mut self, rest: &[Arg]) {

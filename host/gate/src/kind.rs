@@ -338,7 +338,7 @@ fn runner(name: &str, sub: Option<&str>, args: &[String]) -> CommandKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::{StaticContext, analyze};
+    use crate::{StaticContext, analyze};
 
     fn kind(cmd: &str) -> Kinds {
         kinds(&analyze(cmd, &StaticContext::default()))

@@ -24,7 +24,11 @@ fn main() -> ExitCode {
     let json = force_json || !std::io::stdout().is_terminal();
     // `hall --version --json`: the build, its commit and its rooms' hashes.
     if force_json && args.len() == 3 && args[1..].iter().any(|a| a == "--version" || a == "-V") {
-        let info = serde_json::to_string(&hallmark::version::info()).unwrap_or_default();
+        let build = hallmark::version::Build {
+            commit: env!("HALL_BUILD_COMMIT"),
+            target: env!("HALL_BUILD_TARGET"),
+        };
+        let info = serde_json::to_string(&hallmark::version::info(build)).unwrap_or_default();
         println!("{info}");
         return ExitCode::SUCCESS;
     }

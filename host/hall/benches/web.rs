@@ -107,8 +107,10 @@ fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
 
 /// The node script's runs: (first contentful paint, board drawn), in ms.
 fn page_loads(web: &Web, runs: usize) -> Option<(Vec<f64>, Vec<f64>)> {
+    // host/hall → the repository.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()?
+        .ancestors()
+        .nth(2)?
         .join("tests")
         .join("web");
     if !dir.join("node_modules").join("playwright-core").is_dir() {

@@ -26,7 +26,7 @@ mod model {
     pub use hallmark::rooms::types::*;
 }
 
-#[path = "../../rooms/sdk/src/rules/merger.rs"]
+#[path = "../../../rooms/sdk/src/rules/merger.rs"]
 #[allow(dead_code)]
 mod merger_rules;
 
