@@ -17,7 +17,10 @@ fn main() {
                     .expect("cargo always sets CARGO_MANIFEST_DIR for build scripts"),
             );
             // host/hall → the repository.
-            manifest.ancestors().nth(2).map_or(manifest.clone(), Path::to_path_buf)
+            manifest
+                .ancestors()
+                .nth(2)
+                .map_or(manifest.clone(), Path::to_path_buf)
         }
     };
     println!("cargo:rerun-if-env-changed=HALL_REPO_ROOT");

@@ -204,7 +204,11 @@ fn every_top_level_module_has_a_layer() {
     let mut expected: Vec<String> = LAYERS
         .iter()
         .map(|(m, _)| m.to_string())
-        .filter(|m| !CRATES.iter().any(|(_, _, modules)| modules.contains(&m.as_str())))
+        .filter(|m| {
+            !CRATES
+                .iter()
+                .any(|(_, _, modules)| modules.contains(&m.as_str()))
+        })
         .collect();
     expected.sort();
     assert_eq!(
@@ -351,7 +355,10 @@ fn each_crate_depends_only_on_crates_below_it() {
             .expect("a member's Cargo.toml")
             .parse()
             .expect("a member's Cargo.toml parses");
-        let name = manifest["package"]["name"].as_str().unwrap_or("").to_string();
+        let name = manifest["package"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         let Some(&layer) = rank.get(name.as_str()) else {
             wrong.push(format!("{name} ({}) has no layer in CRATES", dir.display()));
             continue;
@@ -372,8 +379,15 @@ fn each_crate_depends_only_on_crates_below_it() {
         }
     }
     let listed: BTreeSet<String> = CRATES.iter().map(|(c, _, _)| c.to_string()).collect();
-    assert_eq!(seen, listed, "a crate in CRATES that the workspace doesn't have");
-    assert!(wrong.is_empty(), "crates out of order:\n{}", wrong.join("\n"));
+    assert_eq!(
+        seen, listed,
+        "a crate in CRATES that the workspace doesn't have"
+    );
+    assert!(
+        wrong.is_empty(),
+        "crates out of order:\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// The gate analysis is pure: the hook runs it before every tool call, and whatever it
@@ -407,7 +421,11 @@ fn the_gate_crate_touches_nothing() {
         }
     }
     assert!(read > 10, "gate/src holds the analysis ({read} files read)");
-    assert!(wrong.is_empty(), "the gate crate reaches outside:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "the gate crate reaches outside:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]

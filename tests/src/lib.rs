@@ -7,4 +7,5 @@ pub mod github;
 pub mod http;
 pub mod redteam;
 pub mod sandbox;
+pub mod snapshot;
 pub mod web;

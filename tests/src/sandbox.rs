@@ -10,8 +10,13 @@ use hallmark_core::item::{Event, ItemId};
 use hallmark_core::journal::Journal;
 use serde_json::Value;
 
+mod build;
 mod github;
+mod hallmarks;
 mod processes;
+
+pub use build::{build_loudly, built_wasm, hall_bin, test_double};
+pub use hallmarks::{Approval, statement};
 
 /// The seven lenses' ids, in the core's order: what every scripted verdict lists.
 pub fn lenses() -> [&'static str; 7] {
@@ -21,159 +26,9 @@ pub fn lenses() -> [&'static str; 7] {
 /// Who signs hallmarks in every sandbox (`[signing] principal` in its user config).
 pub const PRINCIPAL: &str = "ada@example.com";
 
-/// What an approval says, for [`Sandbox::signed_note`].
-#[derive(Clone, Debug)]
-pub struct Approval<'a> {
-    pub round: u32,
-    /// `assayer`, or `you` for a person's verdict.
-    pub actor: &'a str,
-    pub model: Option<&'a str>,
-    /// Findings still open when it was approved.
-    pub open: Vec<&'a str>,
-    /// For an approval carried across a rebase: the commit approved.
-    pub carried_from: Option<&'a str>,
-    /// The commit the change was measured from: a version 3 note (none: version 2).
-    pub base: Option<&'a str>,
-}
-
-impl Default for Approval<'_> {
-    fn default() -> Self {
-        Approval {
-            round: 1,
-            actor: "assayer",
-            model: None,
-            open: Vec::new(),
-            carried_from: None,
-            base: None,
-        }
-    }
-}
-
-/// The text a hallmark's signature covers, rebuilt from the note's JSON as
-/// docs/guide.md documents it (one `name value` line each, an empty value for a
-/// missing field). Written here from the documentation rather than taken from `hall`, so
-/// that a drift between the two fails the tests.
-pub fn statement(note: &Value) -> String {
-    let text = |k: &str| note[k].as_str().unwrap_or("").to_string();
-    let open: Vec<&str> = note["open_findings"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    // Version 3 names the base after the tree.
-    let base = if note["v"].as_u64().unwrap_or(0) >= 3 {
-        format!("base {}\n", text("base"))
-    } else {
-        String::new()
-    };
-    format!(
-        "hallmark v{}\nitem {}\ncommit {}\ntree {}\n{base}round {}\nactor {}\nmodel {}\nopen {}\napproved {}\nsigner {}\n",
-        note["v"],
-        text("item"),
-        text("sha"),
-        text("tree"),
-        note["round"],
-        text("actor"),
-        text("model"),
-        open.join(","),
-        text("approved_sha"),
-        text("signer"),
-    )
-}
-
 /// The fixed time every `hall` run sees.
 pub const NOW: &str = "2026-11-02T09:00:00Z";
 const GIT_DATE: &str = "2026-11-02T09:00:00+00:00";
-
-/// Whether building `hall` shows cargo's progress (the demo: a first build takes minutes,
-/// and a newcomer should see it move). Tests build it quietly.
-static LOUD_BUILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Makes [`hall_bin`] and [`test_double`] say what they build and show cargo's progress.
-pub fn build_loudly() {
-    LOUD_BUILD.store(true, std::sync::atomic::Ordering::Relaxed);
-}
-
-fn cargo_build(package: &str, bin: &str, release: bool) {
-    let loud = LOUD_BUILD.load(std::sync::atomic::Ordering::Relaxed);
-    let mut build = Command::new(env!("CARGO"));
-    build.arg("build");
-    if loud {
-        eprintln!(
-            "(building `{bin}` with cargo; the first build on a new machine takes several minutes)"
-        );
-    } else {
-        build.arg("--quiet");
-    }
-    build
-        .args(["-p", package, "--bin", bin])
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    if release {
-        build.arg("--release");
-    }
-    let status = build.status().expect("cargo runs");
-    assert!(status.success(), "building {bin} failed");
-}
-
-/// The `hall` binary, built once per test process.
-pub fn hall_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("HALL_BIN") {
-            return PathBuf::from(p);
-        }
-        // Build it: the tests live in another package, so cargo does not build `hall`
-        // for them by itself, and a stale binary would test old code.
-        let exe = std::env::current_exe().expect("test exe path");
-        // target/<profile>/deps/<test> or target/<profile>/<bin> → target/<profile>/hall
-        let mut dir = exe.parent().expect("exe dir").to_path_buf();
-        if dir.file_name().is_some_and(|n| n == "deps") {
-            dir.pop();
-        }
-        cargo_build(
-            "hallmark",
-            "hall",
-            dir.file_name().is_some_and(|n| n == "release"),
-        );
-        let bin = dir.join(format!("hall{}", std::env::consts::EXE_SUFFIX));
-        assert!(bin.is_file(), "no hall binary at {}", bin.display());
-        bin
-    })
-}
-
-/// One of this package's test doubles (`fake-claude`, `fake-tool`…), built for callers
-/// that cargo didn't build it for (the demo).
-pub fn test_double(name: &str) -> PathBuf {
-    let dir = hall_bin().parent().expect("profile dir").to_path_buf();
-    cargo_build(
-        "hallmark-tests",
-        name,
-        dir.file_name().is_some_and(|n| n == "release"),
-    );
-    dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
-}
-
-/// A component built by `host/build.rs` (a built-in room or a fixture room), e.g.
-/// `hall_fixture_panicky.wasm`: the newest copy under this profile's build directories.
-pub fn built_wasm(file: &str) -> PathBuf {
-    let profile_dir = hall_bin().parent().expect("profile dir").to_path_buf();
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> =
-        std::fs::read_dir(profile_dir.join("build"))
-            .expect("build dir")
-            .flatten()
-            .map(|e| {
-                e.path()
-                    .join("out/rooms-target/wasm32-wasip2/release")
-                    .join(file)
-            })
-            .filter(|p| p.is_file())
-            .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
-            .collect();
-    found.sort();
-    found
-        .pop()
-        .map(|(_, p)| p)
-        .unwrap_or_else(|| panic!("{file} was not built by host/build.rs"))
-}
 
 /// One run of a command.
 #[derive(Debug)]
@@ -190,6 +45,23 @@ impl Run {
             stdout: String::from_utf8_lossy(&out.stdout).to_string(),
             stderr: String::from_utf8_lossy(&out.stderr).to_string(),
         }
+    }
+
+    /// The live log of a daemon run: its stderr, one JSON object a line.
+    pub fn log_lines(&self) -> Vec<Value> {
+        self.stderr
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// What `role` said it did in a daemon run's log, in order.
+    pub fn said(&self, role: &str) -> Vec<String> {
+        self.log_lines()
+            .into_iter()
+            .filter(|l| l["role"] == role)
+            .map(|l| l["did"].as_str().unwrap_or_default().to_string())
+            .collect()
     }
 
     /// stdout as JSON (every `hall` reply off a TTY is one JSON document).
@@ -509,239 +381,35 @@ impl Sandbox {
         self.journal().append_item(id, &[e]).expect("append");
     }
 
-    /// Records the assayer's approval of `sha` (checks passed, an approving verdict,
-    /// the hallmark) in the item's journal: the Assay Office's events, for tests that
-    /// need a hallmarked item. The `hallmarked` line carries no signature (like a line
-    /// from before signing, or a forged one); [`Sandbox::strike`] makes a real one.
-    pub fn approve(&self, item: &str, sha: &str, round: u32) {
-        self.record(
-            item,
-            "assayer",
-            serde_json::json!({"event": "checks_passed", "sha": sha}),
-        );
-        self.record(
-            item,
-            "assayer",
-            serde_json::json!({"event": "verdict", "sha": sha, "round": round, "approved": true}),
-        );
-        self.record(
-            item,
-            "assayer",
-            serde_json::json!({"event": "hallmarked", "sha": sha, "round": round}),
-        );
-    }
-
-    /// The user config directory every `hall` here runs with (`HALL_CONFIG_DIR`), where
-    /// the signing key lives.
-    pub fn config_dir(&self) -> PathBuf {
-        self.root.join("config")
-    }
-
-    /// The loop's checkout of item `id`, under this sandbox's cache directory.
-    pub fn loop_checkout(&self, id: &str) -> PathBuf {
-        let checkouts = self.root.join("cache/checkouts");
-        let repo_dir = std::fs::read_dir(&checkouts)
-            .expect("the loop's checkouts")
-            .flatten()
-            .find(|e| e.path().is_dir())
-            .expect("a repository's checkouts")
-            .path();
-        repo_dir.join(id)
-    }
-
-    /// The private key `hall` signs with in this sandbox (`signing_ed25519` in its config
-    /// directory), made with `ssh-keygen` when `hall` hasn't made it yet: the test signs
-    /// with the same tools a person could, never with hall's own code.
-    pub fn signing_key(&self) -> PathBuf {
-        let key = self.config_dir().join("signing_ed25519");
-        if !key.exists() {
-            let out = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-C", "hallmark", "-f"])
-                .arg(&key)
-                .output()
-                .expect("ssh-keygen runs");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        key
-    }
-
-    /// The signing key's public half, as an OpenSSH line without its comment.
-    pub fn public_key(&self) -> String {
-        let out = Command::new("ssh-keygen")
-            .arg("-y")
-            .arg("-f")
-            .arg(self.signing_key())
-            .output()
-            .expect("ssh-keygen runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        line.split_whitespace()
-            .take(2)
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    /// The signing key's fingerprint, `SHA256:…`, as `ssh-keygen -l` prints it.
-    pub fn fingerprint(&self) -> String {
-        let key = self.signing_key();
-        let out = Command::new("ssh-keygen")
-            .args(["-l", "-E", "sha256", "-f"])
-            .arg(&key)
-            .output()
-            .expect("ssh-keygen runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .nth(1)
-            .expect("a fingerprint")
-            .to_string()
-    }
-
-    /// The `allowed_signers` line that trusts this sandbox's signer.
-    pub fn signers_line(&self) -> String {
-        format!("{PRINCIPAL} namespaces=\"hallmark\" {}", self.public_key())
-    }
-
-    /// Signs `statement` with this sandbox's key in Hallmark's namespace, the way
-    /// `ssh-keygen -Y sign` does; returns the armored signature.
-    pub fn sign(&self, statement: &str) -> String {
-        use std::io::Write;
-        let mut child = Command::new("ssh-keygen")
-            .args(["-Y", "sign", "-n", "hallmark", "-q", "-f"])
-            .arg(self.signing_key())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("ssh-keygen runs");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(statement.as_bytes())
-            .expect("write");
-        let out = child.wait_with_output().expect("ssh-keygen runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// A signed hallmark for `sha` of item `item` (tree `tree`), as the assayer makes
-    /// one: the note's JSON, with its [`statement`] signed.
-    pub fn signed_note(&self, item: &str, sha: &str, tree: &str, approval: &Approval) -> Value {
-        let item = item.parse::<ItemId>().expect("item id").to_string();
-        let mut note = serde_json::json!({
-            "v": 2, "item": item, "sha": sha, "tree": tree, "round": approval.round,
-            "open_findings": approval.open, "actor": approval.actor,
-            "signer": PRINCIPAL, "key": self.fingerprint(),
-        });
-        if let Some(m) = approval.model {
-            note["model"] = m.into();
-        }
-        if let Some(from) = approval.carried_from {
-            note["approved_sha"] = from.into();
-        }
-        if let Some(base) = approval.base {
-            note["v"] = 3.into();
-            note["base"] = base.into();
-        }
-        note["sig"] = self.sign(&statement(&note)).into();
-        note
-    }
-
-    /// Strikes a real hallmark the way the assayer does: the checks pass, the verdict
-    /// approves, the note the journal describes is signed with this sandbox's key, the
-    /// journal records `hallmarked` with that signature, and the note goes on `sha`
-    /// (written from `dir` with `HALL_ACTOR=assayer`). Returns the note.
-    pub fn strike(&self, item: &str, dir: &Path, sha: &str, round: u32) -> Value {
-        self.strike_on(item, dir, sha, round, "main")
-    }
-
-    /// [`Sandbox::strike`] for an item whose base is `base` (a stacked item is measured
-    /// from where it left that branch, as the reviewer's diff is).
-    pub fn strike_on(&self, item: &str, dir: &Path, sha: &str, round: u32, base: &str) -> Value {
-        self.record(
-            item,
-            "assayer",
-            serde_json::json!({"event": "checks_passed", "sha": sha}),
-        );
-        self.record(
-            item,
-            "assayer",
-            serde_json::json!({"event": "verdict", "sha": sha, "round": round, "approved": true, "model": "opus"}),
-        );
-        let tree = self.git(dir, &["rev-parse", &format!("{sha}^{{tree}}")]);
-        // Measured from where the branch left its base, as the reviewer's diff is.
-        let base = self.git(dir, &["merge-base", base, sha]);
-        let approval = Approval {
-            round,
-            model: Some("opus"),
-            base: Some(&base),
-            ..Approval::default()
-        };
-        let note = self.signed_note(item, sha, &tree, &approval);
-        let seal = serde_json::json!({"tree": tree, "signer": note["signer"], "key": note["key"], "sig": note["sig"], "base": note["base"]});
-        self.record(
-            item,
-            "assayer",
-            serde_json::json!({"event": "hallmarked", "sha": sha, "round": round, "seal": seal}),
-        );
-        self.note_on(dir, sha, &note);
-        note
-    }
-
-    /// Writes `body` as the hallmark note on HEAD of `dir`, as a process with
-    /// `HALL_ACTOR=assayer` would: for forged, copied or unsigned notes.
-    pub fn note(&self, dir: &Path, body: &Value) {
-        self.note_on(dir, "HEAD", body);
-    }
-
-    /// Writes `body` as the hallmark note on `rev`, from `dir`.
-    pub fn note_on(&self, dir: &Path, rev: &str, body: &Value) {
-        let mut cmd = Command::new("git");
-        self.env(&mut cmd);
-        let out = cmd
-            .env("HALL_ACTOR", "assayer")
-            .args([
-                "notes",
-                "--ref=hallmark",
-                "add",
-                "-f",
-                "-m",
-                &body.to_string(),
-                rev,
-            ])
-            .current_dir(dir)
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
     /// Runs `hall hook pre-tool-use` in `dir` for a Bash `command`, as Claude Code would,
     /// with `HALL_ACTOR=actor`; returns the hook's stdout and exit code.
     pub fn bash_hook(&self, dir: &Path, actor: &str, command: &str) -> (String, Option<i32>) {
         let hook = serde_json::json!({"session_id": "s1", "transcript_path": "/dev/null", "cwd": dir,
             "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}});
         self.hook(dir, "pre-tool-use", &hook, &[("HALL_ACTOR", actor)])
+    }
+
+    /// Starts `hall args…` in `dir` `n` times at once and waits for all of them; each
+    /// must succeed, and their JSON replies are returned in order.
+    pub fn hall_at_once(&self, dir: &Path, args: &[&str], n: usize) -> Vec<Value> {
+        let children: Vec<_> = (0..n)
+            .map(|_| {
+                self.hall_command(dir)
+                    .args(args)
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn hall")
+            })
+            .collect();
+        children
+            .into_iter()
+            .map(|c| {
+                let out = c.wait_with_output().expect("wait for hall");
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                assert!(out.status.success(), "hall {args:?} failed: {stdout}");
+                serde_json::from_str(&stdout).expect("a JSON reply")
+            })
+            .collect()
     }
 
     /// Runs `hall hook <event>` in `dir` with `input` on stdin and extra variables;
@@ -790,6 +458,15 @@ impl Sandbox {
         std::fs::write(path, serde_json::to_vec_pretty(value).expect("json")).expect("write");
     }
 
+    /// `git worktree add` of a new branch `branch` at `path`, from `start` (HEAD when
+    /// `None`), done by hand as a person would.
+    pub fn add_worktree(&self, branch: &str, path: &Path, start: Option<&str>) {
+        let path = path.to_str().expect("a UTF-8 path");
+        let mut args = vec!["worktree", "add", "-q", "-b", branch, path];
+        args.extend(start);
+        self.git(&self.repo, &args);
+    }
+
     /// The worktree path `hall new` makes for item `id` (the default template).
     pub fn worktree(&self, id: &str) -> PathBuf {
         self.root.join(format!("repo-{id}"))
@@ -800,12 +477,8 @@ impl Sandbox {
         text.replace(self.root.to_str().expect("utf8"), "[ROOT]")
     }
 
-    /// A run as a stable snapshot: exit code, then the JSON reply pretty-printed and redacted.
+    /// A run as a stable snapshot: [`crate::snapshot::of_run`].
     pub fn snap(&self, run: &Run) -> String {
-        let body = match serde_json::from_str::<Value>(run.stdout.trim()) {
-            Ok(v) => serde_json::to_string_pretty(&v).expect("json"),
-            Err(_) => run.stdout.clone(),
-        };
-        self.redact(&format!("exit: {}\n{body}", run.code))
+        crate::snapshot::of_run(self, run)
     }
 }

@@ -9,8 +9,6 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-mod common;
-
 use hallmark_tests::sandbox::{Sandbox, hall_bin};
 use serde_json::json;
 
@@ -107,7 +105,7 @@ impl Drop for Tmux {
 fn the_app_walks_the_board_an_item_a_live_trace_and_answers_from_the_inbox() {
     // H-0001 waits for its checks and review; the stand-in model's review streams three
     // reads two seconds apart before it approves.
-    let l = common::streaming_review();
+    let l = crate::common::streaming_review();
     let sb = &l.sb;
     let repo = sb.repo.clone();
     sb.hall(&repo, &["new", "--title", "Round invoices"]).ok();
@@ -354,7 +352,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Writes `tests/fixtures/app/journal`: the fixed journal the snapshots of every view are
 /// drawn from (`every_view_from_the_fixed_journal`). Run by hand when the journal's
-/// format changes: `cargo test -p hallmark-tests --test app -- --ignored write_the_fixed_journal`.
+/// format changes: `cargo test -p hallmark-tests --test e2e -- --ignored app::write_the_fixed_journal`.
 #[test]
 #[ignore]
 fn write_the_fixed_journal() {
@@ -363,10 +361,10 @@ fn write_the_fixed_journal() {
             {"tool": "Read", "input": {"file_path": "lib.txt"}},
             {"tool": "Grep", "input": {"pattern": "attempts", "path": "."}},
             {"tool": "Bash", "input": {"command": "sh check.sh"}}
-        ], "verdict": common::reject()["verdict"]},
-        common::approve()
-    ], "fix": [common::fix("attempts <= 3", "F1")]});
-    let mut l = common::Loop::new(common::CONFIG, review);
+        ], "verdict": crate::common::reject()["verdict"]},
+        crate::common::approve()
+    ], "fix": [crate::common::fix("attempts <= 3", "F1")]});
+    let mut l = crate::common::Loop::new(crate::common::CONFIG, review);
     // H-0001 goes round twice: rejected, fixed, approved.
     l.sb.commit(&l.wt, "lib.txt", "attempts <= 2\n", "Inclusive, off by one");
     l.sb.hall(&l.wt, &["ready"]).ok();
@@ -419,7 +417,7 @@ fn write_the_fixed_journal() {
 }
 
 /// The loop's sandbox with its clock moved to `now`.
-fn at<'a>(l: &'a mut common::Loop, now: &str) -> &'a Sandbox {
+fn at<'a>(l: &'a mut crate::common::Loop, now: &str) -> &'a Sandbox {
     l.sb.now = now.to_string();
     &l.sb
 }

@@ -4,9 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_review_is_briefed_scoped_learnings_first_and_the_used_one_is_counted() {

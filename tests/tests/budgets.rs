@@ -3,9 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn budgets_hold_items_and_pause_the_daemon() {

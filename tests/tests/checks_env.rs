@@ -4,33 +4,14 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 /// A loop whose `.hallmark.toml` is `config`, with `files` committed beside it (on main)
 /// and one item with a commit; `check` is `check.sh`.
 fn repo_with(config: &str, check: &str, files: &[(&str, &str)], script: Value) -> Loop {
-    let sb = Sandbox::initialized();
-    sb.stand_ins(Path::new(env!("CARGO_BIN_EXE_fake-claude")));
-    sb.github();
-    for (name, content) in files {
-        std::fs::write(sb.repo.join(name), content).unwrap();
-    }
-    sb.configure(config, check, "Configure the loop");
-    let script_path = sb.script_model(&script);
-    let v = sb.hall(&sb.repo, &["new", "--title", "Cap retries"]).ok();
-    let id = v["item"].as_str().expect("id").to_string();
-    let wt = sb.worktree(&id);
-    sb.commit(&wt, "lib.txt", "attempts < 3\n", "Cap retries at 3");
-    Loop {
-        sb,
-        script: script_path,
-        wt,
-        id,
-    }
+    Loop::assemble(Sandbox::initialized(), config, check, files, script)
 }
 
 fn fixer_runs(l: &Loop) -> usize {
@@ -223,22 +204,7 @@ fn setup_runs_once_before_the_checks_and_again_when_the_lockfile_changes() {
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed", "{}", l.status());
     let kinds: Vec<String> = l.kinds().into_iter().filter(|k| k != "setup_run").collect();
-    assert_eq!(
-        kinds,
-        [
-            "created",
-            "ready",
-            "checks_failed",
-            "fix_submitted",
-            "checks_passed",
-            "verdict",
-            "fix_submitted",
-            "checks_passed",
-            "verdict",
-            "hallmarked",
-            "shipped"
-        ]
-    );
+    assert_eq!(kinds, TWO_ROUNDS_TO_SHIP);
     // Three rounds of checks, two setups: the first checkout's, and the new lockfile's.
     let runs = loop_checkout(&l).join(runs);
     assert_eq!(lines(&runs).len(), 2, "{:?}", lines(&runs));

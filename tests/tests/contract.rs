@@ -143,7 +143,8 @@ fn usage_errors_are_json_with_exit_2_never_a_prompt() {
     let v = sb.hall(&sb.repo, &["--version", "--json"]).ok();
     let commit = v["commit"].as_str().expect("commit");
     assert!(
-        commit == "unknown" || (commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        commit == "unknown"
+            || (commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())),
         "{v}"
     );
     assert!(v["target"].as_str().is_some_and(|t| t.contains('-')), "{v}");

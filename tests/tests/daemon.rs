@@ -4,11 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_daemon_killed_mid_review_loses_nothing_and_duplicates_nothing() {
@@ -295,11 +293,7 @@ fn questions_take_their_default_after_the_wait_and_answers_resume_the_session() 
     // An hour later the default is taken, said so, and the session resumed with it.
     let later = [("HALL_NOW", "2026-11-02T10:00:00Z")];
     l.daemon_with(&later);
-    let answered: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "answered")
-        .collect();
+    let answered = l.of_kind("answered");
     assert_eq!(answered.len(), 1);
     assert_eq!(answered[0]["answer"], "billed");
     assert_eq!(answered[0]["by_default"], true);
@@ -339,11 +333,7 @@ fn questions_take_their_default_after_the_wait_and_answers_resume_the_session() 
             .unwrap()
             .contains(&format!("The answer to {q2}: eu-west"))
     );
-    let resumed: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "resumed")
-        .collect();
+    let resumed = l.of_kind("resumed");
     assert_eq!(resumed.len(), 2);
     assert_eq!(resumed[0]["qid"], q1.as_str());
 }

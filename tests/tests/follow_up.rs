@@ -3,11 +3,9 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use hallmark_tests::github::CheckState;
 use hallmark_tests::sandbox::{Run, Sandbox};
 
@@ -353,13 +351,8 @@ fn adopt_refuses_a_base_that_does_not_exist_or_is_its_own_branch() {
 
 #[test]
 fn a_review_that_only_comments_in_its_body_reopens_the_item_once_for_a_dev_run() {
-    let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
-    l.daemon();
-    let github = l.sb.github();
-    github.review(
-        1,
-        "grace",
-        hallmark_tests::github::ReviewState::Commented,
+    let l = Loop::shipped_then_reviewed(
+        ReviewState::Commented,
         "Please also say in README.md what the cap is.",
     );
     std::fs::write(
@@ -378,7 +371,11 @@ fn a_review_that_only_comments_in_its_body_reopens_the_item_once_for_a_dev_run()
         "{reason}"
     );
     let head = l.sb.git(&l.wt, &["rev-parse", "HEAD"]);
-    assert_eq!(github.pr(1).unwrap().head_oid, head, "updated in place");
+    assert_eq!(
+        l.sb.github().pr(1).unwrap().head_oid,
+        head,
+        "updated in place"
+    );
     assert!(
         l.sb.git(&l.wt, &["show", "--stat", "--format=", &head])
             .contains("README.md")

@@ -6,11 +6,9 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 
 /// A repository with the loop configured and the scripted model on PATH.
 struct Desk {

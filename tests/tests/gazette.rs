@@ -4,12 +4,10 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// A PNG of `w`×`h` pixels drawn by `pixel`, encoded here (stored deflate blocks) so
 /// the test needs no image crate.

@@ -5,7 +5,6 @@
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use hallmark_tests::sandbox::{Run, Sandbox};
 use serde_json::{Value, json};
@@ -178,24 +177,8 @@ fn commands_racing_into_the_same_damage_all_succeed() {
     let before = sb.hall(&sb.repo, &["status"]).ok();
     for _ in 0..3 {
         smash(&index_file(&sb), 0, 512);
-        let children: Vec<_> = (0..8)
-            .map(|_| {
-                sb.hall_command(&sb.repo)
-                    .arg("status")
-                    .stdout(Stdio::piped())
-                    .spawn()
-                    .expect("spawn")
-            })
-            .collect();
-        for c in children {
-            let out = c.wait_with_output().expect("wait");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stdout)
-            );
-            let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-            assert_eq!(v, before);
+        for out in sb.hall_at_once(&sb.repo, &["status"], 8) {
+            assert_eq!(out, before);
         }
         settle(&sb);
     }
@@ -261,21 +244,9 @@ fn the_edit_gate_rebuilds_a_damaged_worktree_lookup() {
     let input = json!({"session_id": "s-1", "cwd": wt, "hook_event_name": "PreToolUse",
         "tool_name": "Write", "tool_input": {"file_path": wt.join("src/new.rs"), "content": "x"},
         "tool_use_id": "toolu_1"});
-    let mut cmd = sb.hall_command(&sb.repo);
-    cmd.args(["hook", "pre-tool-use"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.to_string().as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(0));
-    let reply: Value = serde_json::from_slice(&out.stdout).expect("a decision");
+    let (out, code) = sb.hook(&sb.repo, "pre-tool-use", &input, &[]);
+    assert_eq!(code, Some(0));
+    let reply: Value = serde_json::from_str(&out).expect("a decision");
     assert_eq!(
         reply["hookSpecificOutput"]["permissionDecision"], "deny",
         "{reply}"

@@ -293,22 +293,6 @@ fn commands_racing_to_create_the_index_all_succeed() {
         for f in ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"] {
             let _ = std::fs::remove_file(sb.repo.join(".git/hallmark").join(f));
         }
-        let children: Vec<_> = (0..8)
-            .map(|_| {
-                sb.hall_command(&sb.repo)
-                    .arg("status")
-                    .stdout(std::process::Stdio::piped())
-                    .spawn()
-                    .expect("spawn")
-            })
-            .collect();
-        for c in children {
-            let out = c.wait_with_output().expect("wait");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stdout)
-            );
-        }
+        sb.hall_at_once(&sb.repo, &["status"], 8);
     }
 }

@@ -5,9 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn verdict(decision: &str, findings: Value, used: &[&str]) -> Value {
     json!({"verdict": {"verdict": decision, "summary": "Reviewed.", "lenses": lenses(),

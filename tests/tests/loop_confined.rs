@@ -8,13 +8,11 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// Everything a hostile item tries, written to `.attack-<who>` in the directory it runs
 /// in; exits 0 so the checks it hides in still pass.

@@ -7,49 +7,6 @@
 use hallmark_tests::sandbox::{Run, Sandbox};
 use serde_json::Value;
 
-/// A run as a stable snapshot: exit code, stdout (JSON pretty-printed), stderr when
-/// there is any; paths and commit names filtered.
-fn snap(sb: &Sandbox, run: &Run) -> String {
-    let mut text = sb.snap(run);
-    if !run.stderr.trim().is_empty() {
-        text.push_str(&format!("\n--- stderr\n{}", sb.redact(run.stderr.trim())));
-    }
-    filter_shas(&text)
-}
-
-/// Commit names (40 hex characters, or the 7 of a short one) become `[SHA]`: they
-/// change with any committed fixture.
-fn filter_shas(text: &str) -> String {
-    let mut out = String::new();
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        let hex = word
-            .chars()
-            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
-        // `ed25519` (a key's file name) is hex too, and no commit.
-        if hex
-            && (word.len() == 40 || word.len() == 7)
-            && word.chars().any(|c| c.is_ascii_digit())
-            && word != "ed25519"
-        {
-            out.push_str("[SHA]");
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-    };
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
-}
-
 /// The `next` commands of a reply.
 fn next_of(v: &Value) -> Vec<String> {
     v.get("error")
@@ -80,7 +37,7 @@ fn an_argument_error_names_what_is_missing_and_a_typo_its_nearest_command() {
     sb.hall(&sb.repo, &["new", "--title", "Typos"]).ok();
 
     let run = sb.hall(&sb.repo, &["drop", "1"]);
-    insta::assert_snapshot!("drop_without_reason", snap(&sb, &run));
+    insta::assert_snapshot!("drop_without_reason", sb.snap(&run));
     let e = run.err("USAGE", 2);
     let message = e["error"]["message"].as_str().unwrap();
     assert!(message.contains("--reason"), "{message}");
@@ -92,7 +49,7 @@ fn an_argument_error_names_what_is_missing_and_a_typo_its_nearest_command() {
     assert_eq!(done.json()["state"], "dropped");
 
     let run = sb.hall(&sb.repo, &["stauts"]);
-    insta::assert_snapshot!("typo", snap(&sb, &run));
+    insta::assert_snapshot!("typo", sb.snap(&run));
     let e = run.err("USAGE", 2);
     let next = next_of(&e);
     assert_eq!(next[0], "hall status");
@@ -102,7 +59,7 @@ fn an_argument_error_names_what_is_missing_and_a_typo_its_nearest_command() {
 
     // `hall help <command>` shows one command; on a terminal, its long help.
     let run = sb.hall(&sb.repo, &["help", "drop"]);
-    insta::assert_snapshot!("help_drop", snap(&sb, &run));
+    insta::assert_snapshot!("help_drop", sb.snap(&run));
     let v = run.ok();
     assert_eq!(v["commands"][0]["name"], "drop");
     let v = sb.hall(&sb.repo, &["help", "daemon", "run"]).ok();
@@ -146,7 +103,7 @@ fn ready_refuses_an_empty_item_and_says_when_no_daemon_will_pick_it_up() {
     sb.hall(&sb.repo, &["new", "--title", "Empty"]).ok();
     let wt = sb.worktree("H-0001");
     let run = sb.hall(&wt, &["ready"]);
-    insta::assert_snapshot!("ready_no_commits", snap(&sb, &run));
+    insta::assert_snapshot!("ready_no_commits", sb.snap(&run));
     let e = run.err("WRONG_STATE", 4);
     assert!(
         e["error"]["message"]
@@ -163,7 +120,7 @@ fn ready_refuses_an_empty_item_and_says_when_no_daemon_will_pick_it_up() {
     let next = next_of(&e);
     assert_eq!(follow(&sb, &wt, &next[0]).code, 0);
     let run = sb.hall(&wt, &["ready"]);
-    insta::assert_snapshot!("ready_no_daemon", snap(&sb, &run));
+    insta::assert_snapshot!("ready_no_daemon", sb.snap(&run));
     let v = run.ok();
     assert_eq!(v["state"], "checks");
     let warned = v["warnings"].to_string();
@@ -186,7 +143,7 @@ fn a_dirty_worktree_suggests_commands_that_work_with_untracked_files() {
     std::fs::write(wt.join("new.txt"), "untracked\n").unwrap();
     std::fs::write(wt.join("lib.txt"), "two\n").unwrap();
     let run = sb.hall(&wt, &["ready"]);
-    insta::assert_snapshot!("dirty_untracked", snap(&sb, &run));
+    insta::assert_snapshot!("dirty_untracked", sb.snap(&run));
     let e = run.err("DIRTY_WORKTREE", 4);
     let next = next_of(&e);
     assert!(next.iter().all(|n| !n.ends_with(" commit")), "{next:?}");
@@ -220,7 +177,7 @@ fn item_in_review_says_why_and_its_commands_print_something() {
     sb.hall(&wt, &["ready"]).ok();
     sb.commit(&wt, "lib.txt", "two\n", "Two");
     let run = sb.hall(&wt, &["ready"]);
-    insta::assert_snapshot!("item_in_review", snap(&sb, &run));
+    insta::assert_snapshot!("item_in_review", sb.snap(&run));
     let e = run.err("ITEM_IN_REVIEW", 4);
     let message = e["error"]["message"].as_str().unwrap();
     assert!(message.contains("HEAD has moved"), "{message}");
@@ -244,7 +201,7 @@ fn a_failed_new_leaves_nothing_behind() {
     std::fs::create_dir_all(&taken).unwrap();
     std::fs::write(taken.join("mine.txt"), "my own files\n").unwrap();
     let run = sb.hall(&sb.repo, &["new", "--title", "Blocked"]);
-    insta::assert_snapshot!("new_path_exists", snap(&sb, &run));
+    insta::assert_snapshot!("new_path_exists", sb.snap(&run));
     let e = run.err("WRONG_STATE", 4);
     assert!(
         e["error"]["message"]
@@ -344,7 +301,7 @@ fn daemon_run_until_idle_reads_as_text_and_runs_registered_repos_from_anywhere()
 fn init_and_new_warn_while_hallmarks_files_are_not_committed() {
     let sb = Sandbox::new();
     let run = sb.hall(&sb.repo, &["init"]);
-    insta::assert_snapshot!("init_uncommitted", snap(&sb, &run));
+    insta::assert_snapshot!("init_uncommitted", sb.snap(&run));
     let v = run.ok();
     assert_eq!(
         v["uncommitted"],
@@ -355,7 +312,7 @@ fn init_and_new_warn_while_hallmarks_files_are_not_committed() {
         "{run:?}"
     );
     let run = sb.hall(&sb.repo, &["new", "--title", "Early"]);
-    insta::assert_snapshot!("new_uncommitted", snap(&sb, &run));
+    insta::assert_snapshot!("new_uncommitted", sb.snap(&run));
     let v = run.ok();
     assert!(v["warnings"].to_string().contains(".hallmark.toml"), "{v}");
     assert!(!sb.worktree("H-0001").join(".hallmark.toml").exists());
@@ -498,7 +455,10 @@ fn text_on_a_terminal_is_for_people() {
     };
     assert!(!text.contains("with no hold"), "{text}");
     assert!(!text.contains("{\""), "{text}");
-    insta::assert_snapshot!("text_for_people", filter_shas(&sb.redact(&text)));
+    insta::assert_snapshot!(
+        "text_for_people",
+        hallmark_tests::snapshot::of_text(&sb, &text)
+    );
 }
 
 /// Every decision the code and the docs cite has its record in `docs/decisions/`, and

@@ -4,9 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn history_and_export_tell_what_was_rejected_fixed_and_run() {

@@ -22,74 +22,6 @@ const RESERVED: &[&str] = &[
     "CHECKS_FAILED",
 ];
 
-/// A run as a stable snapshot: exit code, stderr (when there is any), the reply
-/// pretty-printed; the sandbox's paths, object names and content hashes filtered.
-fn snap(sb: &Sandbox, run: &Run) -> String {
-    let mut text = sb.snap(run);
-    // Components built by host/build.rs live under this build's target directory (one
-    // per build-script run; each fixture is taken from the newest).
-    for fixture in ["hall_fixture_panicky.wasm", "hall_fixture_wrong_world.wasm"] {
-        if let Some(dir) = built_wasm(fixture).parent() {
-            text = text.replace(dir.to_str().unwrap(), "[BUILT]");
-        }
-    }
-    // The binary under test lives wherever the checkout is.
-    let hall = hallmark_tests::sandbox::hall_bin();
-    text = text.replace(hall.to_str().unwrap(), "[HALL]");
-    // `hall run`'s log names carry the process id.
-    if let Ok(v) = serde_json::from_str::<Value>(run.stdout.trim())
-        && let Some(log) = v["log"].as_str()
-    {
-        text = text.replace(log, "[LOG]");
-    }
-    if !run.stderr.trim().is_empty() {
-        text.push_str(&format!("\n--- stderr\n{}", sb.redact(run.stderr.trim())));
-    }
-    // Leases expire on the wall clock, which `HALL_NOW` doesn't pin; durations vary.
-    let text: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let key = l.trim_start();
-            if ["\"taken\": ", "\"expires\": ", "\"millis\": "]
-                .iter()
-                .any(|k| key.starts_with(k))
-            {
-                let (name, _) = l.split_once(": ").unwrap_or((l, ""));
-                let comma = if l.ends_with(',') { "," } else { "" };
-                format!("{name}: [WALL]{comma}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    filter_hashes(&text.join("\n"))
-}
-
-/// Hex runs of 40 or 64 characters (commits, trees, sha256 of components) become
-/// `[HEX40]`/`[HEX64]`: they change with any byte of a built-in room or a test's files.
-fn filter_hashes(text: &str) -> String {
-    let mut out = String::new();
-    let mut run = String::new();
-    let flush = |run: &mut String, out: &mut String| {
-        match run.len() {
-            40 => out.push_str("[HEX40]"),
-            64 => out.push_str("[HEX64]"),
-            _ => out.push_str(run),
-        }
-        run.clear();
-    };
-    for c in text.chars() {
-        if c.is_ascii_hexdigit() && !c.is_ascii_uppercase() {
-            run.push(c);
-        } else {
-            flush(&mut run, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut run, &mut out);
-    out
-}
-
 /// Records the code of an error reply (and checks the contract's promises for it).
 fn code(run: &Run, seen: &mut BTreeSet<String>) {
     let v: Value = serde_json::from_str(run.stdout.trim()).unwrap_or(Value::Null);
@@ -106,7 +38,7 @@ macro_rules! reply {
     ($sb:expr, $seen:expr, $name:literal, $run:expr) => {{
         let run = $run;
         code(&run, $seen);
-        insta::assert_snapshot!($name, snap($sb, &run));
+        insta::assert_snapshot!($name, $sb.snap(&run));
         run
     }};
 }
@@ -531,7 +463,7 @@ fn adopt_setup_doctor_and_text_on_a_terminal() {
                 .expect("the stand-in's record");
         let both = format!(
             "{}\n--- claude was started with\n{}",
-            snap(&sb, &run),
+            sb.snap(&run),
             sb.redact(&serde_json::to_string_pretty(&seen_by_claude).expect("json"))
         );
         insta::assert_snapshot!(name, both);
@@ -557,5 +489,8 @@ fn adopt_setup_doctor_and_text_on_a_terminal() {
         return;
     };
     assert!(!text.contains("{\""), "no JSON on a terminal: {text}");
-    insta::assert_snapshot!("text_on_a_terminal", filter_hashes(&sb.redact(&text)));
+    insta::assert_snapshot!(
+        "text_on_a_terminal",
+        hallmark_tests::snapshot::of_text(&sb, &text)
+    );
 }

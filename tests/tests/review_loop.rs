@@ -5,11 +5,9 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn reject_fix_approve_ship_close() {
@@ -26,23 +24,7 @@ fn reject_fix_approve_ship_close() {
         .iter()
         .map(|l| l["did"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(
-        l.kinds(),
-        [
-            "created",
-            "ready",
-            "checks_failed",
-            "fix_submitted",
-            "checks_passed",
-            "verdict",
-            "fix_submitted",
-            "checks_passed",
-            "verdict",
-            "hallmarked",
-            "shipped"
-        ],
-        "daemon log: {log:#?}"
-    );
+    assert_eq!(l.kinds(), TWO_ROUNDS_TO_SHIP, "daemon log: {log:#?}");
     let status = l.status();
     assert_eq!(status["item"]["state"], "closed");
     let sha = status["item"]["hallmark"]
@@ -291,11 +273,7 @@ fn max_rejects_escalates_and_retry_allows_one_more_round() {
     );
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "escalated");
-    let verdicts = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "verdict")
-        .count();
+    let verdicts = l.of_kind("verdict").len();
     assert_eq!(verdicts, 2);
     let inbox = l.sb.hall(&l.sb.repo, &["inbox"]).ok();
     assert!(inbox.to_string().contains("escalated"), "{inbox}");
@@ -308,11 +286,7 @@ fn a_review_without_structured_output_is_a_failed_run_and_two_hold() {
     let status = l.status();
     assert_eq!(status["item"]["state"], "review");
     assert_eq!(status["item"]["hold"]["kind"], "run_failed");
-    let failures: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "run_failed")
-        .collect();
+    let failures = l.of_kind("run_failed");
     assert_eq!(failures.len(), 2, "retried once, then held");
     assert!(
         failures[0]["reason"]
@@ -342,11 +316,7 @@ fn an_invalid_verdict_is_refused_by_the_verdict_room() {
     let l = Loop::ready(CONFIG, json!({"review": [bad, approve()]}));
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed");
-    let failed: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "run_failed")
-        .collect();
+    let failed = l.of_kind("run_failed");
     assert_eq!(failed.len(), 1);
     let reason = failed[0]["reason"].as_str().unwrap();
     assert!(
@@ -365,11 +335,7 @@ fn a_verdict_the_schema_refuses_never_reaches_the_verdict_room() {
     let l = Loop::ready(CONFIG, json!({"review": [bad, approve()]}));
     l.daemon();
     assert_eq!(l.status()["item"]["state"], "closed");
-    let failed: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "run_failed")
-        .collect();
+    let failed = l.of_kind("run_failed");
     assert_eq!(failed.len(), 1);
     let reason = failed[0]["reason"].as_str().unwrap();
     assert!(
@@ -389,11 +355,7 @@ fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
     assert_eq!(status["item"]["state"], "closed", "{status}");
     let new = status["item"]["hallmark"].as_str().unwrap().to_string();
     assert_ne!(new, old);
-    let rebased: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "rebased")
-        .collect();
+    let rebased = l.of_kind("rebased");
     assert_eq!(rebased.len(), 1);
     assert_eq!(rebased[0]["from"], old.as_str());
     assert_eq!(rebased[0]["sha"], new.as_str());
@@ -459,11 +421,7 @@ fn a_rebase_that_keeps_the_patch_carries_the_hallmark_to_the_new_commit() {
         )
         .ok();
     assert!(original["approved_sha"].is_null());
-    let verdicts: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "verdict")
-        .collect();
+    let verdicts = l.of_kind("verdict");
     assert_eq!(
         verdicts.len(),
         2,
@@ -494,11 +452,7 @@ fn a_rebase_that_conflicts_returns_the_item_to_development() {
     let status = l.status();
     assert_eq!(status["item"]["state"], "development");
     assert!(status["item"]["hallmark"].is_null());
-    let back: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "pulled_back")
-        .collect();
+    let back = l.of_kind("pulled_back");
     assert!(
         back[0]["reason"].as_str().unwrap().contains("conflicts"),
         "{back:?}"
@@ -525,11 +479,7 @@ fn a_run_past_its_timeout_is_stopped_and_counts_as_failed() {
         started.elapsed() < std::time::Duration::from_secs(15),
         "the runs were stopped, not waited out"
     );
-    let failed: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "run_failed")
-        .collect();
+    let failed = l.of_kind("run_failed");
     assert_eq!(failed.len(), 2);
     assert!(
         failed[0]["reason"]
@@ -564,11 +514,7 @@ fn an_external_fix_engine_gets_the_prompt_and_its_commit_is_resubmitted() {
         "{saw}"
     );
     assert!(saw.trim_end().ends_with("fixer"));
-    let fixes: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "fix_submitted")
-        .collect();
+    let fixes = l.of_kind("fix_submitted");
     assert_eq!(fixes.len(), 1);
     assert_eq!(fixes[0]["actor"], "fixer");
     assert_eq!(fixes[0]["fixed"], json!([]), "the engine claimed nothing");
@@ -633,11 +579,7 @@ fn a_rebase_that_changes_the_patch_returns_the_item_for_another_review() {
     l.move_main_then_ship("limits.txt", "a\nb\nc\nD\ne\n", "Raise d");
     let status = l.status();
     assert_eq!(status["item"]["state"], "development", "{status}");
-    let back: Vec<Value> = l
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "pulled_back")
-        .collect();
+    let back = l.of_kind("pulled_back");
     assert!(
         back[0]["reason"]
             .as_str()

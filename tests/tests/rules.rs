@@ -4,11 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 /// Rewrites the loose blob `oid` of the repository at `root` in place, under the same
 /// name, with `content`: what an agent with write access to `objects/` can do. git

@@ -6,11 +6,9 @@
 
 #![allow(clippy::unwrap_used)] // a panic is how a test fails
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use hallmark_tests::sandbox::{Approval, statement};
 
 /// A fresh clone of origin in `root/<name>`, with origin's hallmark notes (and its

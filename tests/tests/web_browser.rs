@@ -12,8 +12,6 @@ use std::process::Command;
 
 use hallmark_tests::web::Server;
 
-mod common;
-
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -56,7 +54,7 @@ fn the_pages_in_chromium() {
     };
     // H-0001 waits for its checks and review; the stand-in model's review streams three
     // reads two seconds apart before it approves.
-    let l = common::streaming_review();
+    let l = crate::common::streaming_review();
     let sb = &l.sb;
     let title = "<img src=x onerror=\"window.__pwned=1\"><script>window.__pwned=2</script> parser";
     let made = sb.hall(&sb.repo, &["new", title, "--no-split"]).ok();

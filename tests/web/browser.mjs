@@ -122,6 +122,9 @@ await shot('settings-diff');
 await page.click('button:has-text("Save")');
 await page.waitForFunction(() => document.getElementById('status').textContent.includes('config set'), null, { timeout: 10000 });
 await page.waitForFunction(() => !document.getElementById('status').classList.contains('error'));
+// The save redraws the settings from the file: wait for the form that shows it, so the
+// next steps don't act on the form it replaces.
+await page.waitForFunction(() => document.querySelector('form[data-settings=repo] [name="stuck_after"]')?.dataset.initial === '3h', null, { timeout: 10000 });
 const after = fs.readFileSync(configPath, 'utf8');
 assert.match(after, /stuck_after = "3h"/);
 assert.deepEqual(comments(after), comments(before), 'every comment kept');

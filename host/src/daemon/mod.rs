@@ -422,9 +422,18 @@ impl Scheduler {
                         self.finished(done);
                     }
                 }
-                _ = tokio::time::sleep(self.tick) => {}
+                _ = tick_or_stop(self.tick, self.pid) => {}
                 _ = tokio::signal::ctrl_c() => break,
             }
+        }
+        if !self.jobs.is_empty() {
+            // A run already paid for is let finish (its lease stays true); say why the
+            // daemon is still here.
+            let did = format!(
+                "stopping: waiting for {} running job(s) to finish",
+                self.jobs.len()
+            );
+            self.say("", None, "daemon", did);
         }
         while let Some(done) = self.jobs.join_next().await {
             if let Ok(((repo, num), Ok(Some(step)), role)) = done {
@@ -677,6 +686,25 @@ impl Scheduler {
 }
 
 /// How often the daemon fetches a repository's base from origin at most.
+/// How often a sleeping daemon looks for a stop request: `hall daemon stop` takes
+/// effect within this, not at the end of a long tick.
+const STOP_POLL: Duration = Duration::from_millis(200);
+
+/// Sleeps one tick, waking early when `hall daemon stop` has asked this daemon to stop.
+async fn tick_or_stop(tick: Duration, pid: u32) {
+    let deadline = tokio::time::Instant::now() + tick;
+    loop {
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return;
+        }
+        tokio::time::sleep((deadline - now).min(STOP_POLL)).await;
+        if read_state().is_some_and(|s| s.stop && s.pid == pid) {
+            return;
+        }
+    }
+}
+
 const FETCH_EVERY: Duration = Duration::from_secs(30);
 
 /// The notify worker's job key.

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use hallmark_tests::github::ReviewState;
 #[allow(unused_imports)] // not every test file needs each
 pub use hallmark_tests::sandbox::{Run, Sandbox, hall_bin, lenses};
 pub use serde_json::{Value, json};
@@ -60,6 +61,15 @@ impl Loop {
         l
     }
 
+    /// An item shipped through the loop (approved, PR #1 opened), whose PR then gets a
+    /// review from `grace` in `state` with `body`.
+    pub fn shipped_then_reviewed(state: ReviewState, body: &str) -> Loop {
+        let l = Loop::ready(CONFIG, json!({"review": [approve()]}));
+        l.daemon();
+        l.sb.github().review(1, "grace", state, body);
+        l
+    }
+
     /// Commits the inclusive limit (the check passes) and sends the item to review.
     pub fn make_ready(&self) {
         self.sb
@@ -84,9 +94,24 @@ impl Loop {
             let v = sb.hall(&sb.repo, &["init", "--signers"]).ok();
             assert!(v["signers"].is_string(), "{v}");
         }
+        Loop::assemble(sb, config, CHECK, &[], script)
+    }
+
+    /// The loop in `sb`: the stand-ins on PATH, `config` committed on main with `check`
+    /// as `check.sh` and `files` beside it, and one item with a commit.
+    pub fn assemble(
+        sb: Sandbox,
+        config: &str,
+        check: &str,
+        files: &[(&str, &str)],
+        script: Value,
+    ) -> Loop {
         sb.stand_ins(Path::new(env!("CARGO_BIN_EXE_fake-claude")));
         sb.github();
-        sb.configure(config, CHECK, "Configure the loop");
+        for (name, content) in files {
+            std::fs::write(sb.repo.join(name), content).unwrap();
+        }
+        sb.configure(config, check, "Configure the loop");
         let script_path = sb.script_model(&script);
         let v = sb.hall(&sb.repo, &["new", "--title", "Cap retries"]).ok();
         let id = v["item"].as_str().expect("id").to_string();
@@ -144,6 +169,14 @@ impl Loop {
             .hall(&self.sb.repo, &["log", &self.id, "--limit", "1000"])
             .ok();
         v["events"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// This item's journal lines of one kind, in order.
+    pub fn of_kind(&self, kind: &str) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|e| e["event"] == kind)
+            .collect()
     }
 
     pub fn kinds(&self) -> Vec<String> {
@@ -222,6 +255,23 @@ pub fn streaming_review() -> Loop {
         }]}),
     )
 }
+
+/// The journal of an item that failed its check once, was fixed, asked for one change
+/// by the reviewer, fixed again, approved, hallmarked and shipped (bookkeeping kinds
+/// left out, as [`Loop::kinds`] does).
+pub const TWO_ROUNDS_TO_SHIP: [&str; 11] = [
+    "created",
+    "ready",
+    "checks_failed",
+    "fix_submitted",
+    "checks_passed",
+    "verdict",
+    "fix_submitted",
+    "checks_passed",
+    "verdict",
+    "hallmarked",
+    "shipped",
+];
 
 pub const CONFIG: &str = "base = \"main\"\ngates = [\"sh check.sh\"]\n";
 

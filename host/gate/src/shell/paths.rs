@@ -8,7 +8,7 @@ use crate::words::Arg;
 impl Walker<'_> {
     /// Records a file the command writes: the gates judge the path, and a script run
     /// later in the same command is known to be this one's output.
-    pub(in crate) fn write_to(&mut self, path: &Arg, how: &str) {
+    pub(crate) fn write_to(&mut self, path: &Arg, how: &str) {
         if path.text.contains("refs/notes") {
             self.found(Effect::NoteWrite {
                 how: format!("writes the file {}", path.text),
@@ -28,7 +28,7 @@ impl Walker<'_> {
     }
 
     /// A path handed to a program: judged by what it is (a secret, git's internals…).
-    pub(in crate) fn use_path(&mut self, path: &Arg, program: &str, reader: bool) {
+    pub(crate) fn use_path(&mut self, path: &Arg, program: &str, reader: bool) {
         if !path.dynamic && is_device(&path.text) {
             return;
         }
@@ -41,12 +41,12 @@ impl Walker<'_> {
     }
 
     /// The key a written file is remembered by: its path from the session's directory.
-    pub(in crate) fn written_key(&self, path: &str) -> String {
+    pub(crate) fn written_key(&self, path: &str) -> String {
         let joined = crate::place::join(self.place.dir.as_deref(), path);
         joined.trim_start_matches("./").replace("/./", "/")
     }
 
-    pub(in crate) fn set_var(&mut self, name: &str, value: &Arg) {
+    pub(crate) fn set_var(&mut self, name: &str, value: &Arg) {
         if name == "IFS" {
             self.ifs_changed = true;
         }
@@ -65,7 +65,7 @@ impl Walker<'_> {
     }
 
     /// Forgets a variable: a builtin assigned it a value the guard doesn't know.
-    pub(in crate) fn forget_var(&mut self, name: &str) {
+    pub(crate) fn forget_var(&mut self, name: &str) {
         if name == "IFS" {
             self.ifs_changed = true;
         }
@@ -73,7 +73,7 @@ impl Walker<'_> {
     }
 
     /// Runs `f` with `argv` recorded as the outermost command, unless one already is.
-    pub(in crate) fn with_outer(&mut self, argv: &[Arg], f: impl FnOnce(&mut Self)) {
+    pub(crate) fn with_outer(&mut self, argv: &[Arg], f: impl FnOnce(&mut Self)) {
         let set = self.outer.is_none();
         if set {
             self.outer = Some(join_args(argv));

@@ -351,6 +351,12 @@ function refresh() {
   S.timer = setTimeout(() => { S.timer = null; render(); }, 150);
 }
 
+// Whether the page shows the journal: the settings don't, and redrawing them on a
+// journal event would throw away what a person is typing there.
+function showsJournal() {
+  return !location.hash.startsWith('#/settings');
+}
+
 function follow() {
   const live = document.getElementById('live');
   const source = new EventSource('/api/events');
@@ -360,9 +366,9 @@ function follow() {
     S.position = e.lastEventId;
     document.body.dataset.events = String(S.events);
     document.body.dataset.position = S.position;
-    refresh();
+    if (showsJournal()) refresh();
   };
-  source.addEventListener('reset', () => refresh());
+  source.addEventListener('reset', () => { if (showsJournal()) refresh(); });
   source.onerror = () => { live.textContent = 'reconnecting'; live.className = 'off'; };
 }
 
