@@ -13,6 +13,7 @@ use super::{Effect, Pushed};
 
 mod config;
 mod options;
+mod remotes;
 mod subcommands;
 
 use config::{COMMAND_ENV, CONFIG_FILE_ENV, split_kv, writes_notes_refspec};
