@@ -1,5 +1,5 @@
 //! The git commands that change something: fetches and pushes, rebases and merges,
-//! worktrees and branches. Reading is `super`'s.
+//! worktrees and branches. Reading is `read`'s.
 
 use std::path::Path;
 
