@@ -124,12 +124,13 @@ fn cut_tests(text: &str) -> &str {
         .iter()
         .filter_map(|marker| text.find(marker))
         .filter(|&at| {
-            // Only an attribute on a module: `cfg(all(test, unix))` may guard a function too.
+            // Only an attribute on a module written here: `cfg(all(test, unix))` may guard a
+            // function too, and `mod tests;` near the top names a file (left out by
+            // `files`) while the code after it is the module's own.
             let after = &text[at..];
-            after
-                .lines()
-                .nth(1)
-                .is_some_and(|l| l.trim_start().starts_with("mod "))
+            after.lines().nth(1).is_some_and(|l| {
+                l.trim_start().starts_with("mod ") && l.trim_end().ends_with('{')
+            })
         })
         .min();
     match at {
@@ -437,6 +438,13 @@ fn the_rules_catch_what_they_are_for() {
     let file = "use crate::git;\n#[cfg(test)]\nmod tests {\n    use crate::hooks;\n}\n";
     let found: Vec<String> = uses(cut_tests(file)).into_keys().collect();
     assert_eq!(found, ["git"], "a test module's uses don't count");
+    let file = "#[cfg(test)]\nmod tests;\nuse crate::git;\nuse crate::hooks;\n";
+    let found: Vec<String> = uses(cut_tests(file)).into_keys().collect();
+    assert_eq!(
+        found,
+        ["git", "hooks"],
+        "a test module in its own file leaves the rest of the file checked"
+    );
     let file = "use crate::git;\n#[cfg(all(test, unix))]\nmod tests {\n    use crate::hooks;\n}\n";
     let found: Vec<String> = uses(cut_tests(file)).into_keys().collect();
     assert_eq!(
