@@ -29,8 +29,8 @@ use crate::hall::{Ctx, Hall};
 use crate::item::{Action, Event, EventKind, FollowKind, HoldKind, Item, ItemId, Sha, State};
 use crate::rooms::World;
 use crate::rooms::types::{
-    Action as Judged, BaseCommit, BaseQueue, CheckFact, CiState, MergeSettings, MergeableState,
-    MergerInput, MergerPlan, PathCount, PrFacts, PrHead,
+    Action as Judged, BaseCommit, BaseQueue, CheckFact, CiState, HotSettings, MergeSettings,
+    MergeableState, MergerInput, MergerPlan, PathCount, PrFacts, PrHead, UpdateMode,
 };
 
 /// The least time between two passes over one repository.
@@ -562,7 +562,7 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
 
     // Who may sign the hallmarks the merger goes by: the configured base's signers.
     let trust = crate::hall::hallmark::Trust::for_repo(&dir, &hall.config.base);
-    let settings = MergeSettings::from_config(&hall.config.merge);
+    let settings = merge_settings(&hall.config.merge);
     let window = settings.hot.window;
     let records = super::merge_check::Records::load(hall);
     // PR numbers the queue's items have, and every other open PR.
@@ -854,6 +854,25 @@ pub fn pass(hall: &Hall, ctx: &Ctx) -> std::result::Result<Passed, WatchError> {
 
 /// The checks at a PR's head, one by one, with the test count each reported (read
 /// once a head, see `test_counts`).
+/// The merger room's settings from the `[merge]` section read from the base branch.
+fn merge_settings(merge: &crate::config::Merge) -> MergeSettings {
+    MergeSettings {
+        require_ci: merge.require_ci,
+        update: match merge.update {
+            crate::config::MergeUpdate::Files => UpdateMode::Files,
+            crate::config::MergeUpdate::Conflicts => UpdateMode::Conflicts,
+        },
+        lit: merge.lit.clone(),
+        required_checks: merge.required_checks.clone(),
+        pre_merge_check: merge.pre_merge_check,
+        hot: HotSettings {
+            window: merge.hot_window,
+            threshold: merge.hot_threshold,
+        },
+        train: merge.train,
+    }
+}
+
 fn check_facts(pr: &gh::PullRequest, reports: &super::test_counts::Reports) -> Vec<CheckFact> {
     pr.status_check_rollup
         .iter()
@@ -1265,5 +1284,30 @@ mod tests {
         assert!(!lit_cleared(std::slice::from_ref(&held)));
         assert!(lit_cleared(&[held.clone(), retried.clone()]));
         assert!(!lit_cleared(&[held, retried, shipped]));
+    }
+
+    /// The room's settings come from `[merge]`, and an empty `[merge]` gives the
+    /// room's own defaults (the train's length among them).
+    #[test]
+    fn merge_settings_follow_the_config() {
+        let mut merge = crate::config::Merge::default();
+        assert_eq!(merge_settings(&merge), MergeSettings::default());
+        assert_eq!(merge.train, crate::rooms::types::DEFAULT_TRAIN);
+        merge.required_checks = vec!["test".into()];
+        merge.pre_merge_check = false;
+        merge.hot_window = 20;
+        merge.hot_threshold = 3;
+        merge.update = crate::config::MergeUpdate::Conflicts;
+        let s = merge_settings(&merge);
+        assert_eq!(s.required_checks, ["test"]);
+        assert!(!s.pre_merge_check);
+        assert_eq!(
+            s.hot,
+            HotSettings {
+                window: 20,
+                threshold: 3
+            }
+        );
+        assert_eq!(s.update, UpdateMode::Conflicts);
     }
 }
