@@ -974,6 +974,7 @@ mod tests {
         let mut files = Vec::new();
         sources(&root.join("src"), &mut files);
         sources(&root.join("core/src"), &mut files);
+        sources(&root.join("rooms/src"), &mut files);
         let mut outside = Vec::new();
         let mut all_tests = String::new();
         for f in &files {

@@ -26,7 +26,7 @@ const RESERVED: &[&str] = &[
 /// pretty-printed; the sandbox's paths, object names and content hashes filtered.
 fn snap(sb: &Sandbox, run: &Run) -> String {
     let mut text = sb.snap(run);
-    // Components built by host/build.rs live under this build's target directory (one
+    // Components built by host/rooms/build.rs live under this build's target directory (one
     // per build-script run; each fixture is taken from the newest).
     for fixture in ["hall_fixture_panicky.wasm", "hall_fixture_wrong_world.wasm"] {
         if let Some(dir) = built_wasm(fixture).parent() {

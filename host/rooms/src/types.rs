@@ -156,7 +156,7 @@ pub struct Detection {
 
 // The lenses and severities are the core's: one definition for the schema, the
 // journal, this boundary and the SDK.
-pub use crate::item::{Lens, Severity};
+pub use hallmark_core::item::finding::{Lens, Severity};
 
 /// One finding of a checked verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
