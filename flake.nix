@@ -101,7 +101,7 @@
             ];
           };
 
-          # host/build.rs builds rooms/ with a nested `cargo build`, which finds the same
+          # host/rooms/build.rs builds rooms/ with a nested `cargo build`, which finds the same
           # .cargo/config.toml (written by cargoSetupHook above the source root) as the
           # outer build. So one vendor directory holds the crates of both lockfiles: each
           # lockfile vendored by importCargoLock, then merged. Cargo.lock is the root
@@ -127,10 +127,10 @@
           '';
 
           env = {
-            # The nested rooms build gets no --offline flag from host/build.rs; this
+            # The nested rooms build gets no --offline flag from host/rooms/build.rs; this
             # reaches it through the environment.
             CARGO_NET_OFFLINE = "true";
-            # host/build.rs asks git for the commit; the sandbox has no git and no .git.
+            # host/hall/build.rs asks git for the commit; the sandbox has no git and no .git.
             HALL_BUILD_COMMIT = self.rev or self.dirtyRev or "unknown";
           };
 
@@ -141,7 +141,7 @@
             "hall"
           ];
 
-          # host/build.rs does not pass --locked to the nested rooms build: check here that
+          # host/rooms/build.rs does not pass --locked to the nested rooms build: check here that
           # rooms/Cargo.lock is complete and current, so that build cannot re-resolve.
           preBuild = ''
             cargo metadata --locked --offline --format-version 1 \
@@ -151,7 +151,7 @@
           # Our own build phase instead of cargoBuildHook: that hook exports
           # CARGO_PROFILE_RELEASE_STRIP=false, which would override rooms' `strip = true`
           # and change the embedded .wasm (size and sha256) if it reached the nested rooms
-          # build. host/build.rs now drops every CARGO_PROFILE_* variable before that build;
+          # build. host/rooms/build.rs now drops every CARGO_PROFILE_* variable before that build;
           # this phase stays as the one reviewed.
           # cargoInstallHook (a postBuild hook) still installs target/<triple>/release/hall.
           buildPhase = ''

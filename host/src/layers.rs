@@ -26,6 +26,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("git", 2),
     ("gh", 2),
     ("claude", 2),
+    // The rooms runtime is its own crate (hallmark-rooms), which uses nothing of this
+    // library; it sits with the adapters it is one of.
     ("rooms", 2),
     ("sign", 2),
     ("template", 2),
@@ -77,11 +79,13 @@ const DYNAMIC: &[&str] = &[
 const CRATES: &[(&str, u8, &[&str])] = &[
     ("hallmark-core", 0, &["item", "journal"]),
     ("hallmark-gate", 0, &["gate"]),
-    ("hallmark-host", 1, &[]),
+    // The wasmtime host for room components, over the core's vocabulary.
+    ("hallmark-rooms", 1, &["rooms"]),
+    ("hallmark-host", 2, &[]),
     // The `hall` binary, and the end-to-end tests, which drive that binary and link the
     // core only.
-    ("hallmark", 2, &[]),
-    ("hallmark-tests", 2, &[]),
+    ("hallmark", 3, &[]),
+    ("hallmark-tests", 3, &[]),
 ];
 
 fn src() -> PathBuf {
@@ -200,8 +204,8 @@ fn every_top_level_module_has_a_layer() {
         })
         .collect();
     listed.sort();
-    // `item` and `journal` come from hallmark-core, `gate` from hallmark-gate; all three
-    // are re-exported.
+    // `item` and `journal` come from hallmark-core, `gate` from hallmark-gate, `rooms`
+    // from hallmark-rooms; all four are re-exported.
     let mut expected: Vec<String> = LAYERS
         .iter()
         .map(|(m, _)| m.to_string())
@@ -387,6 +391,76 @@ fn each_crate_depends_only_on_crates_below_it() {
     assert!(
         wrong.is_empty(),
         "crates out of order:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The rooms runtime is below the host: its manifest names no workspace crate but the
+/// core, in any table (a build script or a test reaching up would tie the two back
+/// together), and no source file of it includes one of the host's by `#[path]`.
+#[test]
+fn the_rooms_crate_depends_on_no_host_crate() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rooms");
+    let manifest: toml::Table = std::fs::read_to_string(dir.join("Cargo.toml"))
+        .expect("host/rooms/Cargo.toml")
+        .parse()
+        .expect("host/rooms/Cargo.toml parses");
+    assert_eq!(manifest["package"]["name"].as_str(), Some("hallmark-rooms"));
+    let mut tables: Vec<(String, &toml::Table)> = Vec::new();
+    for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        if let Some(t) = manifest.get(table).and_then(|t| t.as_table()) {
+            tables.push((table.to_string(), t));
+        }
+    }
+    for (cfg, target) in manifest
+        .get("target")
+        .and_then(|t| t.as_table())
+        .into_iter()
+        .flatten()
+    {
+        for table in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            if let Some(t) = target.get(table).and_then(|t| t.as_table()) {
+                tables.push((format!("target.{cfg}.{table}"), t));
+            }
+        }
+    }
+    let mut wrong = Vec::new();
+    let mut uses_core = false;
+    for (table, deps) in &tables {
+        for dep in deps.keys() {
+            if dep == "hallmark-core" {
+                uses_core = true;
+            } else if dep.starts_with("hallmark") || CRATES.iter().any(|(c, _, _)| c == dep) {
+                wrong.push(format!("[{table}] {dep}"));
+            }
+        }
+    }
+    assert!(
+        uses_core,
+        "the rooms take their vocabulary from hallmark-core"
+    );
+    let mut stack = vec![dir.join("src")];
+    let mut read = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("rooms/src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            read += 1;
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for (n, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with("#[path") && !line.contains("rooms/sdk/") {
+                    wrong.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(read > 10, "rooms/src holds the runtime ({read} files read)");
+    assert!(
+        wrong.is_empty(),
+        "the rooms crate reaches into the host:\n{}",
         wrong.join("\n")
     );
 }

@@ -19,6 +19,9 @@
 //! item gate clock cli       the pure core (`hallmark-core`, `hallmark-gate`) and leaves
 //! platform pricing
 //! ```
+//!
+//! `item`, `journal`, `gate` and `rooms` are crates of their own below this one
+//! (`hallmark-core`, `hallmark-gate`, `hallmark-rooms`), re-exported under those names.
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
@@ -48,7 +51,7 @@ pub mod office;
 pub mod platform;
 pub mod pricing;
 pub mod record;
-pub mod rooms;
+pub use hallmark_rooms as rooms;
 pub mod sandbox;
 pub mod sign;
 pub mod template;

@@ -3,7 +3,7 @@
 //!
 //! Shown: the exit code, the reply (JSON pretty-printed), and stderr when there is any.
 //! Filtered, each to a placeholder that says what it was: the sandbox's root
-//! (`[ROOT]`), the `hall` under test (`[HALL]`), the rooms host/build.rs built
+//! (`[ROOT]`), the `hall` under test (`[HALL]`), the rooms host/rooms/build.rs built
 //! (`[BUILT]`), a `hall run` log's name (`[LOG]`), times and durations the wall clock
 //! decides (`[WALL]`), and object names and content hashes (`[SHA]` for a commit's 40 or
 //! 7 hex characters, `[HEX64]` for a sha256), which change with any byte of a fixture

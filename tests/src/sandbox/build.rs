@@ -1,5 +1,5 @@
 //! Building what the tests run: the real `hall` (never a stale one), the test doubles
-//! of this package and the room components host/build.rs compiled.
+//! of this package and the room components host/rooms/build.rs compiled.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,7 +73,7 @@ pub fn test_double(name: &str) -> PathBuf {
     dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-/// A component built by `host/build.rs` (a built-in room or a fixture room), e.g.
+/// A component built by `host/rooms/build.rs` (a built-in room or a fixture room), e.g.
 /// `hall_fixture_panicky.wasm`: the newest copy under this profile's build directories.
 pub fn built_wasm(file: &str) -> PathBuf {
     let profile_dir = hall_bin().parent().expect("profile dir").to_path_buf();
@@ -93,5 +93,5 @@ pub fn built_wasm(file: &str) -> PathBuf {
     found
         .pop()
         .map(|(_, p)| p)
-        .unwrap_or_else(|| panic!("{file} was not built by host/build.rs"))
+        .unwrap_or_else(|| panic!("{file} was not built by host/rooms/build.rs"))
 }

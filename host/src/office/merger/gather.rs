@@ -131,7 +131,7 @@ pub(super) fn facts(
 
     // Who may sign the hallmarks the merger goes by: the configured base's signers.
     let trust = crate::hall::hallmark::Trust::for_repo(dir, &hall.config.base);
-    let settings = MergeSettings::from_config(&hall.config.merge);
+    let settings = merge_settings(&hall.config.merge);
     let board = Board {
         dir,
         tips,
@@ -634,6 +634,26 @@ fn red_bases(hall: &Hall) -> Result<Vec<String>> {
     Ok(red)
 }
 
+/// The merger room's settings from the `[merge]` section read from the base branch.
+fn merge_settings(merge: &crate::config::Merge) -> MergeSettings {
+    use crate::rooms::types::{HotSettings, UpdateMode};
+    MergeSettings {
+        require_ci: merge.require_ci,
+        update: match merge.update {
+            crate::config::MergeUpdate::Files => UpdateMode::Files,
+            crate::config::MergeUpdate::Conflicts => UpdateMode::Conflicts,
+        },
+        lit: merge.lit.clone(),
+        required_checks: merge.required_checks.clone(),
+        pre_merge_check: merge.pre_merge_check,
+        hot: HotSettings {
+            window: merge.hot_window,
+            threshold: merge.hot_threshold,
+        },
+        train: merge.train,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,5 +678,31 @@ mod tests {
         assert!(!lit_cleared(std::slice::from_ref(&held)));
         assert!(lit_cleared(&[held.clone(), retried.clone()]));
         assert!(!lit_cleared(&[held, retried, shipped]));
+    }
+
+    /// The room's settings come from `[merge]`, and an empty `[merge]` gives the
+    /// room's own defaults (the train's length among them).
+    #[test]
+    fn merge_settings_follow_the_config() {
+        use crate::rooms::types::{HotSettings, MergeSettings, UpdateMode};
+        let mut merge = crate::config::Merge::default();
+        assert_eq!(merge_settings(&merge), MergeSettings::default());
+        assert_eq!(merge.train, crate::rooms::types::DEFAULT_TRAIN);
+        merge.required_checks = vec!["test".into()];
+        merge.pre_merge_check = false;
+        merge.hot_window = 20;
+        merge.hot_threshold = 3;
+        merge.update = crate::config::MergeUpdate::Conflicts;
+        let s = merge_settings(&merge);
+        assert_eq!(s.required_checks, ["test"]);
+        assert!(!s.pre_merge_check);
+        assert_eq!(
+            s.hot,
+            HotSettings {
+                window: 20,
+                threshold: 3
+            }
+        );
+        assert_eq!(s.update, UpdateMode::Conflicts);
     }
 }

@@ -3,8 +3,9 @@
 //! Each room (check detection, verdict validation, the merger's judgement,
 //! condensing, the intake plan check, the tool-call policy) is a component
 //! behind a world of the `hall:rooms` WIT package, so a repository or an
-//! extension can swap a rule without rebuilding `hall`. This module is everything `hall` needs to do that
-//! safely:
+//! extension can swap a rule without rebuilding `hall`. This crate is everything
+//! `hall` needs to do that safely, and depends on nothing of the host but the core
+//! (the host re-exports it as `hallmark::rooms`):
 //!
 //! - [`Rooms`] owns the wasmtime engine (with its epoch ticker) and hall's cache
 //!   of compiled components;
@@ -22,10 +23,12 @@
 //! - [`guard`] checks a tool call against the tool-policy room's stated guard
 //!   and keeps that guard beside the compiled rooms, with no engine at all.
 //!
-//! The rest of `hall` sees only the plain types in [`types`] and [`RoomError`];
-//! the generated bindings stay in `bindings.rs`. A room's own refusal (a
+//! The host sees only the plain types in [`types`] and [`RoomError`]; the
+//! generated bindings stay in `bindings.rs`. A room's own refusal (a
 //! malformed verdict, say) is the inner `Err(Failure)` of a call's result; a
 //! room that traps, loops or bloats is the outer `Err(RoomError)`.
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod bindings;
 mod builtin;
@@ -77,6 +80,12 @@ pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[
 
 /// The package version hall's own rooms and the SDK are built against.
 pub const CURRENT_VERSION: &str = "0.8.0";
+
+/// Where the build put every component it built: the built-in rooms and the fixture
+/// rooms (`hall_fixture_two_part_plan.wasm`…). For the host's tests, which load
+/// fixture rooms; `hall` itself runs only the bytes embedded in it.
+#[doc(hidden)]
+pub const BUILT_DIR: &str = env!("HALL_ROOMS_BUILT_DIR");
 
 /// The embedded `.wasm` of the built-in room for `world`.
 pub fn builtin_bytes(world: World) -> Option<&'static [u8]> {

@@ -7,7 +7,7 @@ use super::*;
 fn repo_root() -> std::path::PathBuf {
     match option_env!("HALL_REPO_ROOT") {
         Some(root) => root.into(),
-        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
     }
 }
 

@@ -165,7 +165,7 @@ pub(crate) fn engine() -> Result<Engine, RoomError> {
     // No `.eh_frame` for the system's unwinder where it can be left out: registering it
     // is much of what loading a cached room costs, and a hook loads one on every tool
     // call. Wasmtime's own trap backtraces don't need it; Windows' ABI does.
-    config.native_unwind_info(crate::platform::UNWIND_INFO_REQUIRED);
+    config.native_unwind_info(hallmark_core::platform::UNWIND_INFO_REQUIRED);
     let engine = Engine::new(&config).map_err(|e| RoomError::Runtime(e.to_string()))?;
     let weak = engine.weak();
     std::thread::Builder::new()

@@ -133,5 +133,5 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    crate::platform::create_private_dir(dir)
+    hallmark_core::platform::create_private_dir(dir)
 }

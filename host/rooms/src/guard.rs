@@ -138,7 +138,7 @@ impl GuardCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rooms::types::{CommandKind, PolicyMode, ShellCommand};
+    use crate::types::{CommandKind, PolicyMode, ShellCommand};
 
     fn call(key: &str, read_only: bool) -> ToolCall {
         ToolCall {

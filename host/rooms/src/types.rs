@@ -156,7 +156,7 @@ pub struct Detection {
 
 // The lenses and severities are the core's: one definition for the schema, the
 // journal, this boundary and the SDK.
-pub use crate::item::{Lens, Severity};
+pub use hallmark_core::item::finding::{Lens, Severity};
 
 /// One finding of a checked verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -443,30 +443,12 @@ impl Default for MergeSettings {
     }
 }
 
-impl MergeSettings {
-    /// The room's settings from the `[merge]` section read from the base branch.
-    pub fn from_config(merge: &crate::config::Merge) -> Self {
-        Self {
-            require_ci: merge.require_ci,
-            update: match merge.update {
-                crate::config::MergeUpdate::Files => UpdateMode::Files,
-                crate::config::MergeUpdate::Conflicts => UpdateMode::Conflicts,
-            },
-            lit: merge.lit.clone(),
-            required_checks: merge.required_checks.clone(),
-            pre_merge_check: merge.pre_merge_check,
-            hot: HotSettings {
-                window: merge.hot_window,
-                threshold: merge.hot_threshold,
-            },
-            train: merge.train,
-        }
-    }
-}
+/// The merge train's default length. `[merge] train` defaults to the same (the host's
+/// test of its `[merge]` conversion holds the two together).
+pub const DEFAULT_TRAIN: u32 = 4;
 
-/// The merge train's default length, as `[merge] train` has it.
-pub fn default_train() -> u32 {
-    crate::config::Merge::default().train
+fn default_train() -> u32 {
+    DEFAULT_TRAIN
 }
 
 fn default_true() -> bool {

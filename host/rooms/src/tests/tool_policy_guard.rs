@@ -11,7 +11,7 @@ use proptest::test_runner::TestRunner;
 
 use super::built_in_tool_policy::{builtin_room, rules, strict_room};
 use super::*;
-use crate::rooms::guard::matches;
+use crate::guard::matches;
 
 /// The detector names a generated setting may have: the built-in four and one the
 /// rules don't know.

@@ -5,10 +5,11 @@
 //! target directory under OUT_DIR: sharing the outer target directory would
 //! deadlock on cargo's build lock. Each `.wasm` is announced to the compiler as
 //! `HALL_<CRATE>_WASM` (for example `HALL_ROOM_MERGER_WASM` for
-//! `hall-room-merger`), for `include_bytes!(env!(…))`.
+//! `hall-room-merger`), for `include_bytes!(env!(…))`, and the directory that holds
+//! them all as `HALL_ROOMS_BUILT_DIR`, for the host's tests that load a fixture room.
 //!
-//! The repository is found from `HALL_REPO_ROOT` when set, else as the parent
-//! of this crate's directory.
+//! The repository is found from `HALL_REPO_ROOT` when set, else two directories
+//! above this crate's (`host/rooms/`).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -89,6 +90,7 @@ fn main() {
     }
 
     let built = target_dir.join(TARGET).join("release");
+    println!("cargo:rustc-env=HALL_ROOMS_BUILT_DIR={}", built.display());
     let entries = match std::fs::read_dir(&built) {
         Ok(entries) => entries,
         Err(e) => {
@@ -132,7 +134,12 @@ fn repo_root() -> PathBuf {
         env::var_os("CARGO_MANIFEST_DIR")
             .expect("cargo always sets CARGO_MANIFEST_DIR for build scripts"),
     );
-    manifest.parent().map(Path::to_path_buf).unwrap_or(manifest)
+    // host/rooms/ is two levels below the repository.
+    manifest
+        .ancestors()
+        .nth(2)
+        .map(Path::to_path_buf)
+        .unwrap_or(manifest)
 }
 
 /// The parts of rooms/ that feed the build: the workspace files and its

@@ -1,14 +1,12 @@
 //! The built-in plan room, table-driven through the real component (and held to
-//! the same rules file compiled natively), and a repository's own plan room,
-//! which serves only from the base branch.
-
-use std::path::Path;
+//! the same rules file compiled natively). A repository's own plan room, which
+//! serves only from the base branch, is tested in the host (`office/tests/rooms`).
 
 use super::*;
 
 /// The host's plain types under the names the shared rules file expects.
 mod model {
-    pub use crate::rooms::types::{PlanInput, PlanJudgement, PlanPart as Part};
+    pub use crate::types::{PlanInput, PlanJudgement, PlanPart as Part};
 }
 
 /// The rules the built-in room is built from, compiled natively, with their
@@ -17,8 +15,6 @@ mod model {
 mod rules;
 
 use rules::tests::{globs, part, plan, two, with};
-
-const TWO_PART_PLAN: &[u8] = include_bytes!(env!("HALL_FIXTURE_TWO_PART_PLAN_WASM"));
 
 fn judge(room: &Room, input: &PlanInput) -> PlanJudgement {
     let judged = room
@@ -198,110 +194,4 @@ fn plan_room_runs_from_json_and_only_as_the_plan_world() {
         "{}",
         err.message()
     );
-}
-
-// ---------------------------------------------------------------- the base branch
-
-pub(super) fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// Commits the two-part plan room on the branch checked out in `root`, named in
-/// `[rooms]`.
-fn commit_strict_room(root: &Path) {
-    std::fs::create_dir_all(root.join("rooms")).expect("mkdir");
-    std::fs::write(root.join("rooms/two-parts.wasm"), TWO_PART_PLAN).expect("write");
-    std::fs::write(
-        root.join(".hallmark.toml"),
-        "[rooms]\nplan = \"rooms/two-parts.wasm\"\n",
-    )
-    .expect("write");
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "Two parts at most"]);
-}
-
-/// A repository on `main` with one commit, its journal, and a `Hall` with no
-/// user-level rooms: only the repository's choice and the built-in room can serve.
-pub(super) fn temp_hall() -> (tempfile::TempDir, std::path::PathBuf, crate::hall::Hall) {
-    use crate::config::Config;
-    use crate::git::Repo;
-    use crate::hall::Hall;
-    use crate::journal::Journal;
-
-    let dir = tempfile::tempdir().expect("temp dir");
-    let base = dir.path().canonicalize().expect("canonical");
-    let root = base.join("repo");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    git(&root, &["init", "-q", "-b", "main"]);
-    std::fs::write(root.join("README.md"), "hello\n").expect("write");
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "Start"]);
-    let repo = Repo::discover(&root).expect("repo");
-    let journal = Journal::new(repo.hall_dir());
-    journal.init().expect("journal");
-    let mut hall = Hall::with(repo, journal, Config::default());
-    hall.config_dir = Some(base.join("config"));
-    hall.cache_dir = Some(base.join("cache"));
-    (dir, root, hall)
-}
-
-#[test]
-fn the_base_branch_plan_room_decides_and_one_on_another_branch_changes_nothing() {
-    use crate::hall::{Hall, policy};
-
-    let (_dir, root, hall) = temp_hall();
-
-    // Three parts, which the built-in rules allow with max_parts = 4.
-    let three = plan(vec![
-        part("API", &["api/"]),
-        part("Web", &["web/"]),
-        part("Docs", &["docs/"]),
-    ]);
-    let serving = |hall: &Hall| policy::room(rooms(), Some(hall), World::Plan).expect("plan room");
-
-    // A branch brings the stricter room and names it in its own config: it is not
-    // the base branch, so the built-in room still serves.
-    git(&root, &["switch", "-q", "-c", "strict"]);
-    commit_strict_room(&root);
-    let room = serving(&hall);
-    assert_eq!(room.info().source, RoomSource::Builtin);
-    let got = room.judge_plan(&three).expect("call").expect("answer");
-    assert!(got.split, "{got:?}");
-
-    // The same commit on the base branch decides.
-    git(&root, &["switch", "-q", "main"]);
-    git(&root, &["merge", "-q", "--ff-only", "strict"]);
-    let room = serving(&hall);
-    assert!(
-        matches!(&room.info().source, RoomSource::Repo { path, .. } if path == "rooms/two-parts.wasm"),
-        "{:?}",
-        room.info()
-    );
-    assert_eq!(room.info().version, CURRENT_VERSION);
-    let got = room.judge_plan(&three).expect("call").expect("answer");
-    assert!(!got.split);
-    assert_eq!(got.reasons, ["more_than_two_parts"]);
-    assert_eq!(
-        got.problems,
-        ["this repository splits a request into 2 parts at most; the plan has 3"]
-    );
-    // Its other rules are the standard ones: two parts still split.
-    let got = room.judge_plan(&two()).expect("call").expect("answer");
-    assert!(got.split, "{got:?}");
 }

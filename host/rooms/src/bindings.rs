@@ -40,18 +40,18 @@ macro_rules! unchanged_worlds {
 /// tool-policy room that states its guard.
 pub(crate) mod v0_8 {
     pub(crate) mod checks {
-        wasmtime::component::bindgen!({ path: "../wit", world: "checks-room" });
+        wasmtime::component::bindgen!({ path: "../../wit", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
-    unchanged_worlds!("../wit");
+    unchanged_worlds!("../../wit");
 
     pub(crate) mod plan {
-        wasmtime::component::bindgen!({ path: "../wit", world: "plan-room" });
+        wasmtime::component::bindgen!({ path: "../../wit", world: "plan-room" });
         pub(crate) use exports::hall::rooms::plan as api;
     }
 
     pub(crate) mod tool_policy {
-        wasmtime::component::bindgen!({ path: "../wit", world: "tool-policy-room" });
+        wasmtime::component::bindgen!({ path: "../../wit", world: "tool-policy-room" });
         pub(crate) use exports::hall::rooms::tool_policy as api;
     }
 }
@@ -60,18 +60,18 @@ pub(crate) mod v0_8 {
 /// (without a guard: such a room is asked about every call).
 pub(crate) mod v0_7 {
     pub(crate) mod checks {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.7.0", world: "checks-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.7.0", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
-    unchanged_worlds!("../wit/frozen/0.7.0");
+    unchanged_worlds!("../../wit/frozen/0.7.0");
 
     pub(crate) mod plan {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.7.0", world: "plan-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.7.0", world: "plan-room" });
         pub(crate) use exports::hall::rooms::plan as api;
     }
 
     pub(crate) mod tool_policy {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.7.0", world: "tool-policy-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.7.0", world: "tool-policy-room" });
         pub(crate) use exports::hall::rooms::tool_policy as api;
     }
 }
@@ -79,13 +79,13 @@ pub(crate) mod v0_7 {
 /// `hall:rooms@0.6`, frozen: the others as in 0.5, plus the plan world.
 pub(crate) mod v0_6 {
     pub(crate) mod checks {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.6.0", world: "checks-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.6.0", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
-    unchanged_worlds!("../wit/frozen/0.6.0");
+    unchanged_worlds!("../../wit/frozen/0.6.0");
 
     pub(crate) mod plan {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.6.0", world: "plan-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.6.0", world: "plan-room" });
         pub(crate) use exports::hall::rooms::plan as api;
     }
 }
@@ -93,46 +93,46 @@ pub(crate) mod v0_6 {
 /// `hall:rooms@0.5`, frozen: every world but the plan world.
 pub(crate) mod v0_5 {
     pub(crate) mod checks {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.5.0", world: "checks-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.5.0", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
-    unchanged_worlds!("../wit/frozen/0.5.0");
+    unchanged_worlds!("../../wit/frozen/0.5.0");
 }
 
 /// `hall:rooms@0.4`, frozen: a merger with one merge check per PR, on the tip.
 pub(crate) mod v0_4 {
     pub(crate) mod checks {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.4.0", world: "checks-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.4.0", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
-    unchanged_worlds!("../wit/frozen/0.4.0");
+    unchanged_worlds!("../../wit/frozen/0.4.0");
 }
 
 /// `hall:rooms@0.3`, frozen: a merger without the merged-result facts.
 pub(crate) mod v0_3 {
     pub(crate) mod checks {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.3.0", world: "checks-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.3.0", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
-    unchanged_worlds!("../wit/frozen/0.3.0");
+    unchanged_worlds!("../../wit/frozen/0.3.0");
 }
 
 /// `hall:rooms@0.2`, frozen: check detection without CI files, setup or left-out.
 pub(crate) mod v0_2 {
     pub(crate) mod checks {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.2.0", world: "checks-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.2.0", world: "checks-room" });
         pub(crate) use exports::hall::rooms::checks as api;
     }
-    unchanged_worlds!("../wit/frozen/0.2.0");
+    unchanged_worlds!("../../wit/frozen/0.2.0");
 }
 
 /// `hall:rooms@0.1`, frozen: rooms built before check detection was renamed.
 pub(crate) mod v0_1 {
     pub(crate) mod gates {
-        wasmtime::component::bindgen!({ path: "../wit/frozen/0.1.0", world: "gates-room" });
+        wasmtime::component::bindgen!({ path: "../../wit/frozen/0.1.0", world: "gates-room" });
         pub(crate) use exports::hall::rooms::gates as api;
     }
-    unchanged_worlds!("../wit/frozen/0.1.0");
+    unchanged_worlds!("../../wit/frozen/0.1.0");
 }
 
 macro_rules! failure_from {

@@ -1,7 +1,7 @@
 //! What the step tests of the office share: a real git repository whose base trusts a
 //! signing key of its own, with a journal, and a `Hall` whose plugin, user config
 //! (the key) and rooms cache all live in the test's temporary directory, so nothing
-//! reads or writes the user's data.
+//! reads or writes the user's data. `rooms` holds the rooms' tests that need the host.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +13,8 @@ use crate::git::Repo;
 use crate::hall::{Ctx, Hall};
 use crate::item::{EventKind, ItemId, Sha, Source};
 use crate::journal::Journal;
+
+mod rooms;
 
 /// The principal the bench's key signs as, and `allowed_signers` on the base lists.
 pub const PRINCIPAL: &str = "ada@example.com";

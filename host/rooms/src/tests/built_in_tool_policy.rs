@@ -1,12 +1,14 @@
 //! The built-in tool-policy room, table-driven through the real component (and
 //! held to the same rules file compiled natively), a repository's stricter room
-//! built on the same rules, and the cost of a call with a full window.
+//! built on the same rules, and the cost of a call with a full window. The room's
+//! defaults against `[policy]`'s, and the stricter room named on a base branch, are
+//! tested in the host (`office/tests/rooms`).
 
 use super::*;
 
 /// The host's plain types under the names the shared rules file expects.
 mod model {
-    pub use crate::rooms::types::{
+    pub use crate::types::{
         CallOutcome as Outcome, CommandKind, DetectorSetting, FailingCheck, ItemFacts, PastCall,
         PolicyAction as Action, PolicyInput, PolicyMode as Mode, PolicyTrigger as Trigger,
         PolicyVerdict, Recurrence, ShellCommand as Command, ToolCall,
@@ -65,13 +67,6 @@ fn tool_policy_room_twins() {
     for (name, row, want) in rules::tests::rows() {
         rules::tests::assert_row(name, want, &decide(&room, &row));
     }
-}
-
-/// The room's own defaults (for a detector the settings leave out) are the ones the
-/// host's config starts from, so the two can't drift apart.
-#[test]
-fn the_rooms_defaults_are_the_configs() {
-    assert_eq!(rules::DEFAULTS, crate::config::POLICY_DETECTORS);
 }
 
 /// The repository's stricter room repeats the built-in rules with repetition at
@@ -275,43 +270,4 @@ fn a_full_window_decides_well_within_the_deadline() {
 
 fn room_limits() -> Limits {
     rooms().limits()
-}
-
-// ---------------------------------------------------------------- the base branch
-
-/// `[rooms] tool-policy = "…"` names the repository's own room, read from the
-/// base branch like every room's; from another branch it changes nothing.
-#[test]
-fn the_base_branch_names_the_tool_policy_room() {
-    use super::built_in_plan::{git, temp_hall};
-    use crate::hall::{Hall, policy};
-
-    let (_dir, root, hall) = temp_hall();
-    let serving = |hall: &Hall| {
-        policy::room(rooms(), Some(hall), World::ToolPolicy).expect("tool-policy room")
-    };
-
-    git(&root, &["switch", "-q", "-c", "strict"]);
-    std::fs::create_dir_all(root.join("rooms")).expect("mkdir");
-    std::fs::write(root.join("rooms/strict.wasm"), STRICT_TOOL_POLICY).expect("write");
-    std::fs::write(
-        root.join(".hallmark.toml"),
-        "[rooms]\ntool-policy = \"rooms/strict.wasm\"\n",
-    )
-    .expect("write");
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "A stricter tool policy"]);
-    assert_eq!(serving(&hall).info().source, RoomSource::Builtin);
-
-    git(&root, &["switch", "-q", "main"]);
-    git(&root, &["merge", "-q", "--ff-only", "strict"]);
-    let room = serving(&hall);
-    assert!(
-        matches!(&room.info().source, RoomSource::Repo { path, .. } if path == "rooms/strict.wasm"),
-        "{:?}",
-        room.info()
-    );
-    let x = edit("src/x.rs");
-    let second = input(x.clone(), runs(&x, 1, |c, _| ok(c)));
-    assert_eq!(call(&room, &second).action, PolicyAction::Nudge);
 }

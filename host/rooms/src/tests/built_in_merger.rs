@@ -1057,27 +1057,3 @@ fn merger_room_guards_the_merged_result() {
         }
     }
 }
-
-/// The room's settings come from `[merge]`, and an empty `[merge]` gives the
-/// room's own defaults.
-#[test]
-fn merge_settings_follow_the_config() {
-    let mut merge = crate::config::Merge::default();
-    assert_eq!(MergeSettings::from_config(&merge), MergeSettings::default());
-    merge.required_checks = vec!["test".into()];
-    merge.pre_merge_check = false;
-    merge.hot_window = 20;
-    merge.hot_threshold = 3;
-    merge.update = crate::config::MergeUpdate::Conflicts;
-    let s = MergeSettings::from_config(&merge);
-    assert_eq!(s.required_checks, ["test"]);
-    assert!(!s.pre_merge_check);
-    assert_eq!(
-        s.hot,
-        HotSettings {
-            window: 20,
-            threshold: 3
-        }
-    );
-    assert_eq!(s.update, UpdateMode::Conflicts);
-}
