@@ -119,6 +119,18 @@ impl Code {
         }
     }
 
+    /// What each exit code means, in order; every code's [`Code::exit`] is one of them.
+    pub const EXITS: [(u8, &'static str); 8] = [
+        (0, "done"),
+        (1, "internal"),
+        (2, "bad arguments"),
+        (3, "not found"),
+        (4, "wrong state"),
+        (5, "gate denied"),
+        (6, "checks failed"),
+        (7, "claimed"),
+    ];
+
     pub fn as_str(self) -> String {
         serde_json::to_value(self)
             .ok()
@@ -164,7 +176,7 @@ impl Code {
             }
             RoomInputInvalid => "the input given to a room does not match its world's types",
             NotHallmarked => {
-                "the commit carries no valid signed hallmark; `check` names the failed check"
+                "the commit carries no valid signed hallmark; `check` names the step of the verification that failed"
             }
             NoAllowedSigners => {
                 "the base branch has no .hallmark/allowed_signers to verify hallmarks against"

@@ -244,7 +244,7 @@ fn in_the_real_client_a_push_waits_for_the_hallmark_then_goes_through() {
         "nothing reached origin"
     );
 
-    // The Assay Office: the item goes through the loop, the principal engineer (the
+    // The Assay Office: the item goes through the loop, the reviewer (the
     // real client again) approves, and the assayer strikes the hallmark.
     sb.hall(&wt, &["ready"]).ok();
     let verdict = serde_json::json!({"verdict": "approve", "summary": "A greeting file; nothing can break.",

@@ -57,6 +57,38 @@ fn help_json_lists_every_command_with_its_arguments() {
     assert!(!v["next"].as_array().expect("next").is_empty());
 }
 
+/// `hall help --markdown` prints docs/reference.md, byte for byte, and `--json` beside it
+/// still gives the JSON model (with each command's subcommands and long help).
+#[test]
+fn help_markdown_prints_docs_reference_md() {
+    let sb = Sandbox::new();
+    let run = sb.hall(&sb.repo, &["help", "--markdown"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference.md");
+    let kept = std::fs::read_to_string(&path).expect("docs/reference.md");
+    assert!(
+        run.stdout == kept,
+        "docs/reference.md is not what `hall help --markdown` prints: regenerate it with \
+         `HALL_UPDATE_REFERENCE=1 cargo test -p hallmark-host --lib commands::help`"
+    );
+    let v = sb.hall(&sb.repo, &["help", "--markdown", "--json"]).ok();
+    let daemon = v["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .find(|c| c["name"] == "daemon")
+        .expect("daemon");
+    assert!(
+        daemon["commands"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|c| c["name"] == "daemon run")),
+        "{daemon}"
+    );
+    let one = sb.hall(&sb.repo, &["help", "daemon", "--markdown"]);
+    assert!(one.stdout.contains("### `hall daemon run`"), "{one:?}");
+    assert!(!one.stdout.contains("## Exit codes"), "{one:?}");
+}
+
 #[test]
 fn every_command_and_error_event_and_config_has_a_schema() {
     let sb = Sandbox::new();

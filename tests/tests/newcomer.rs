@@ -385,9 +385,10 @@ fn doctor_fails_with_a_failed_check_and_its_counts_agree() {
 }
 
 #[test]
-fn doctor_fails_when_a_gate_cannot_start_and_only_warns_with_no_gates() {
+fn doctor_fails_when_a_check_cannot_start_and_only_warns_with_no_checks() {
     let sb = Sandbox::new();
     sb.hall(&sb.repo, &["init"]).ok();
+    // Doctor's entry for the repository's checks is named after their config key.
     let gates = |v: &Value| -> Value {
         v["checks"]
             .as_array()
@@ -397,15 +398,15 @@ fn doctor_fails_when_a_gate_cannot_start_and_only_warns_with_no_gates() {
             .cloned()
             .unwrap()
     };
-    // No gates: a warning, and doctor still passes.
+    // No checks: a warning, and doctor still passes.
     let v = sb.hall(&sb.repo, &["doctor"]).ok();
     assert_eq!(gates(&v)["ok"], false, "{v}");
     assert_eq!(gates(&v)["required"], false, "{v}");
-    // A gate whose program is nowhere: doctor fails and names it.
+    // A check whose program is nowhere: doctor fails and names it.
     sb.configure(
         "base = \"main\"\ngates = [\"no-such-linter --check\"]\n",
         "true\n",
-        "Gate on a missing tool",
+        "Check with a missing tool",
     );
     let run = sb.hall(&sb.repo, &["doctor"]);
     assert_eq!(run.code, 1, "{run:?}");

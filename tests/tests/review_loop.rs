@@ -1,4 +1,4 @@
-//! The review loop end to end: checks, the principal engineer, the fixer and the
+//! The review loop end to end: checks, the reviewer, the fixer and the
 //! shipper, driven by the daemon on real git with a bare `origin`, with stand-ins only
 //! for what can't run here: `gh` and the model (`claude`, scripted, printing real
 //! stream-json).

@@ -58,7 +58,7 @@ pub enum World {
     /// too, its name before `hall:rooms@0.2.0`.
     #[serde(alias = "gates")]
     Checks,
-    /// Verdict validation (the principal engineer's answer).
+    /// Verdict validation (the reviewer's answer).
     Verdict,
     /// The merger's judgement.
     Merger,

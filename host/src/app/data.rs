@@ -13,7 +13,7 @@ pub const PLACES: [&str; 6] = [
     "Workshop",
     "Assay Office",
     "Repair Shop",
-    "Stamping Room",
+    "Stamping Office",
     "Records",
 ];
 

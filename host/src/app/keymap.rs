@@ -208,7 +208,7 @@ pub const KEYMAP: &[Binding] = &[
         label: "4",
         scope: S::Everywhere,
         action: A::View(4),
-        help: "usage (by room; ← → for by item, role, model, day)",
+        help: "usage (by station; ← → for item, role, model, day)",
         command: Some("hall usage --by station"),
     },
     Binding {

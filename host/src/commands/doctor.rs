@@ -103,11 +103,12 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
                     .map(|rules| super::Hall::with(repo.clone(), journal.clone(), rules.config));
                 add("rooms", true, check_rooms(hall.as_ref()));
                 if let Some(h) = hall.as_ref() {
-                    // A gate that can't start holds every item at its checks: that fails
-                    // doctor. No gates at all only warns (nothing to start).
-                    let gates = check_gates(&h.config, &repo.main_root);
-                    let required = gates.is_err() && !h.config.checks.is_empty();
-                    add("gates", required, gates);
+                    // A check that can't start holds every item at its checks: that
+                    // fails doctor. No checks at all only warns (nothing to start). The
+                    // entry keeps the name of the config key it reads, `gates`.
+                    let checks = check_checks(&h.config, &repo.main_root);
+                    let required = checks.is_err() && !h.config.checks.is_empty();
+                    add("gates", required, checks);
                 }
                 add("index", true, check_index(&journal));
                 add("signers", false, check_signers(&repo));
@@ -169,16 +170,17 @@ pub fn run(ctx: &Ctx) -> Result<Reply> {
     Ok(reply)
 }
 
-/// Every gate's command can start here: its first word is on PATH, a shell builtin, or
-/// a script in the repository. Zero gates is a warning too: nothing would be checked.
-fn check_gates(
+/// Every check's command (and every setup command) can start here: its first word is on
+/// PATH, a shell builtin, or a script in the repository. Zero checks is a warning too:
+/// nothing would be checked.
+fn check_checks(
     config: &Config,
     root: &std::path::Path,
 ) -> std::result::Result<String, (String, String)> {
     let path = Config::path(root);
     if config.checks.is_empty() {
         return Err((
-            "no gates: work would be reviewed without any command proving it".into(),
+            "no checks: work would be reviewed without any command proving it".into(),
             format!(
                 "list the repository's checks under `gates` in {} and commit it",
                 path.display()
@@ -189,11 +191,11 @@ fn check_gates(
         .checks
         .iter()
         .chain(&config.setup)
-        .filter_map(|c| gate_program(c).filter(|p| !runnable(p, root)))
+        .filter_map(|c| program(c).filter(|p| !runnable(p, root)))
         .collect();
     if missing.is_empty() {
         return Ok(format!(
-            "{} gate{}, each command found",
+            "{} check{}, each command found",
             config.checks.len(),
             if config.checks.len() == 1 { "" } else { "s" }
         ));
@@ -209,7 +211,7 @@ fn check_gates(
 }
 
 /// The program a command line starts, after `VAR=value` assignments and `cd dir &&`.
-fn gate_program(command: &str) -> Option<String> {
+fn program(command: &str) -> Option<String> {
     let last = command.rsplit("&&").next().unwrap_or(command);
     let first = if command.trim_start().starts_with("cd ") {
         last

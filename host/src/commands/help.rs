@@ -1,4 +1,9 @@
 //! `hall help`: every command, generated from the clap definition so it can't drift.
+//!
+//! One model serves both readers: [`commands`] is what `hall help --json` replies with,
+//! and [`markdown`] renders the same entries, with the exit and error codes of the
+//! contract, as the reference `hall help --markdown` prints and `docs/reference.md`
+//! holds. A test here fails when that file differs from what this build would print.
 
 use clap::CommandFactory;
 use serde::Serialize;
@@ -16,9 +21,16 @@ pub struct HelpReply {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct CommandHelp {
     pub name: String,
+    /// One line on what the command does.
     pub about: String,
+    /// The rest of its help, when there is more to say than `about`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub details: String,
     pub usage: String,
     pub args: Vec<ArgHelp>,
+    /// Its subcommands (`daemon run`, `web token create`…), each described the same way.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandHelp>,
 }
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -27,12 +39,18 @@ pub struct ArgHelp {
     /// `--flag` form, absent for positional arguments.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub long: Option<String>,
+    /// Its value as the usage line writes it (`<REASON>`, `[ID]`), absent for switches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
     pub required: bool,
     /// Whether it takes a value (false for switches).
     pub takes_value: bool,
     pub help: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+    /// The value taken when it is not given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
 }
 
 pub fn commands() -> Vec<CommandHelp> {
@@ -43,47 +61,252 @@ pub fn commands() -> Vec<CommandHelp> {
         .collect()
 }
 
-/// One command's entry; `name` is its path below `hall` (`drop`, `daemon run`).
+/// One command's entry, with its subcommands; `name` is its path below `hall` (`drop`,
+/// `daemon run`).
 fn describe(c: &clap::Command, name: &str) -> CommandHelp {
     let mut c = c.clone();
     // Once the root is built, a subcommand's usage already starts with `hall …`.
     let usage = c.render_usage().to_string();
     let usage = usage.trim().trim_start_matches("Usage:").trim();
+    let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+    // clap's long help is the whole doc comment, `about`'s paragraph first.
+    let details = c
+        .get_long_about()
+        .map(|l| l.to_string())
+        .and_then(|l| {
+            l.split_once("\n\n")
+                .map(|(_, rest)| rest.trim().to_string())
+        })
+        .unwrap_or_default();
     CommandHelp {
         name: name.to_string(),
-        about: c.get_about().map(|a| a.to_string()).unwrap_or_default(),
+        about,
+        details,
         usage: usage.to_string(),
         args: c
             .get_arguments()
             .filter(|a| !matches!(a.get_id().as_str(), "help" | "version" | "json"))
-            .map(|a| ArgHelp {
-                name: a.get_id().to_string(),
-                long: a.get_long().map(|l| format!("--{l}")),
-                required: a.is_required_set(),
-                takes_value: a.get_action().takes_values(),
-                help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                values: a
-                    .get_possible_values()
+            .map(|a| {
+                let takes_value = a.get_action().takes_values();
+                let value = takes_value.then(|| {
+                    let shown = a
+                        .get_value_names()
+                        .and_then(|v| v.first())
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+                    let many = matches!(a.get_num_args(), Some(n) if n.max_values() > 1);
+                    let dots = if many { "..." } else { "" };
+                    if a.is_positional() && !a.is_required_set() {
+                        format!("[{shown}]{dots}")
+                    } else {
+                        format!("<{shown}>{dots}")
+                    }
+                });
+                // A switch's default (`false`) says nothing.
+                let default: Vec<String> = a
+                    .get_default_values()
                     .iter()
-                    .map(|v| v.get_name().to_string())
-                    .collect(),
+                    .filter(|_| takes_value)
+                    .map(|v| v.to_string_lossy().into_owned())
+                    .collect();
+                ArgHelp {
+                    name: a.get_id().to_string(),
+                    long: a.get_long().map(|l| format!("--{l}")),
+                    value,
+                    required: a.is_required_set(),
+                    takes_value,
+                    help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                    values: a
+                        .get_possible_values()
+                        .iter()
+                        .map(|v| v.get_name().to_string())
+                        .collect(),
+                    default: (!default.is_empty()).then(|| default.join(",")),
+                }
             })
+            .collect(),
+        commands: c
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .map(|s| describe(s, &format!("{name} {}", s.get_name())))
             .collect(),
     }
 }
 
+/// The whole reference as Markdown: every command (subcommands after their parent) with
+/// its usage and options, then the exit codes and the error codes. `docs/reference.md`
+/// is this text.
+pub fn markdown() -> String {
+    let root = Cli::command();
+    let mut out = String::new();
+    out.push_str("# `hall` command reference\n\n");
+    out.push_str(
+        "<!-- Generated: `hall help --markdown > docs/reference.md`, or \
+         `HALL_UPDATE_REFERENCE=1 cargo test -p hallmark-host --lib commands::help`. \
+         Change the doc comments in host/src/cli.rs, not this file. -->\n\n",
+    );
+    let intro = root
+        .get_long_about()
+        .or(root.get_about())
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    out.push_str(&format!("{}\n\n", prose(intro.trim())));
+    out.push_str(
+        "An ID may be written `42`, `H-42` or `H-0042`; inside an item's worktree it may be \
+         left out. Every command takes `--json`. The same description, as JSON, is \
+         `hall help --json`; the shape of each reply is `hall schema <command>`.\n\n",
+    );
+    let all = commands();
+    let mut flat = Vec::new();
+    fn walk<'a>(c: &'a CommandHelp, into: &mut Vec<&'a CommandHelp>) {
+        into.push(c);
+        for s in &c.commands {
+            walk(s, into);
+        }
+    }
+    for c in &all {
+        walk(c, &mut flat);
+    }
+    out.push_str("## Commands\n\n| Command | What it does |\n| --- | --- |\n");
+    for c in &flat {
+        out.push_str(&format!(
+            "| [`hall {}`](#{}) | {} |\n",
+            c.name,
+            anchor(&c.name),
+            cell(&c.about)
+        ));
+    }
+    for c in &flat {
+        out.push_str(&section(c));
+    }
+    out.push_str("\n## Exit codes\n\n| Exit | Meaning | Codes |\n| --- | --- | --- |\n");
+    for (exit, meaning) in Code::EXITS {
+        let codes: Vec<String> = Code::ALL
+            .iter()
+            .filter(|c| c.exit() == exit)
+            .map(|c| format!("`{}`", c.as_str()))
+            .collect();
+        out.push_str(&format!("| {exit} | {meaning} | {} |\n", codes.join(", ")));
+    }
+    out.push_str(
+        "\n## Error codes\n\n\
+         A failure prints `{\"error\": {\"code\", \"message\", \"next\"}}` (on a terminal, \
+         `error[CODE]: message` and its `next` commands on stderr) and exits with its code's \
+         exit; `hall schema error` lists the same codes.\n\n\
+         | Code | Exit | When |\n| --- | --- | --- |\n",
+    );
+    let mut codes = Code::ALL;
+    codes.sort_by_key(|c| c.exit());
+    for c in codes {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            c.as_str(),
+            c.exit(),
+            cell(c.meaning())
+        ));
+    }
+    out
+}
+
+/// One command's section: its heading, what it does, its usage and its arguments.
+fn section(c: &CommandHelp) -> String {
+    let about = prose(c.about.trim_end_matches('.'));
+    let mut out = format!("\n### `hall {}`\n\n{about}.\n", c.name);
+    if !c.details.is_empty() {
+        out.push_str(&format!("\n{}\n", prose(&c.details)));
+    }
+    out.push_str(&format!("\n```text\n{}\n```\n", c.usage));
+    if !c.commands.is_empty() {
+        let subs: Vec<String> = c
+            .commands
+            .iter()
+            .map(|s| format!("[`hall {}`](#{})", s.name, anchor(&s.name)))
+            .collect();
+        out.push_str(&format!("\nIts commands: {}.\n", subs.join(", ")));
+    }
+    if !c.args.is_empty() {
+        out.push_str("\n| Argument | Required | What it is |\n| --- | --- | --- |\n");
+        for a in &c.args {
+            let shown = match (&a.long, &a.value) {
+                (Some(l), Some(v)) => format!("{l} {v}"),
+                (Some(l), None) => l.clone(),
+                (None, Some(v)) => v.clone(),
+                (None, None) => a.name.clone(),
+            };
+            let mut what = a.help.trim().to_string();
+            // clap drops a one-sentence help's full stop; more text follows here.
+            if !what.is_empty() && !what.ends_with('.') {
+                what.push('.');
+            }
+            if !a.values.is_empty() {
+                let values: Vec<String> = a.values.iter().map(|v| format!("`{v}`")).collect();
+                what.push_str(&format!(" One of {}.", values.join(", ")));
+            }
+            if let Some(d) = &a.default {
+                what.push_str(&format!(" Default: `{d}`."));
+            }
+            out.push_str(&format!(
+                "| `{shown}` | {} | {} |\n",
+                if a.required { "yes" } else { "" },
+                cell(what.trim())
+            ));
+        }
+    }
+    out
+}
+
+/// The anchor GitHub gives the heading of `hall <name>`.
+fn anchor(name: &str) -> String {
+    format!("hall-{}", name.replace(' ', "-"))
+}
+
+/// Help text as Markdown prose: outside code spans, `<` and `>` are escaped so that
+/// `<n>` shows rather than being taken for HTML.
+fn prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_code = false;
+    for ch in text.chars() {
+        match ch {
+            '`' => {
+                in_code = !in_code;
+                out.push(ch);
+            }
+            '<' if !in_code => out.push_str("&lt;"),
+            '>' if !in_code => out.push_str("&gt;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Text made safe for one cell of a Markdown table.
+fn cell(text: &str) -> String {
+    prose(text).replace('|', "\\|").replace('\n', " ")
+}
+
 /// `hall help`, or `hall help <command…>`: the command's usage, arguments and
 /// subcommands.
-pub fn run(path: &[String]) -> Result<Reply> {
+///
+/// With `markdown`, the text is the Markdown reference (of the named command and its
+/// subcommands, or of everything), printed even off a terminal unless `--json` is given.
+pub fn run(path: &[String], markdown: bool) -> Result<Reply> {
     if path.is_empty() {
-        let text = Cli::command().render_long_help().to_string();
-        return Ok(Reply::new(
+        // Printed with a line end of its own, so `> docs/reference.md` writes the file
+        // exactly as `markdown()` renders it.
+        let text = if markdown {
+            self::markdown().trim_end().to_string()
+        } else {
+            Cli::command().render_long_help().to_string()
+        };
+        let mut reply = Reply::new(
             &HelpReply {
                 commands: commands(),
                 next: vec!["hall help <command>".into(), "hall status".into()],
             },
             text,
-        ));
+        );
+        reply.text_first = markdown;
+        return Ok(reply);
     }
     let mut root = Cli::command();
     root.build();
@@ -121,13 +344,22 @@ pub fn run(path: &[String]) -> Result<Reply> {
         cmd = sub;
     }
     let name = names.join(" ");
-    let mut entries = vec![describe(cmd, &name)];
-    entries.extend(
-        cmd.get_subcommands()
-            .filter(|s| s.get_name() != "help")
-            .map(|s| describe(s, &format!("{name} {}", s.get_name()))),
-    );
-    let text = cmd.clone().render_long_help().to_string();
+    let mut head = describe(cmd, &name);
+    let text = if markdown {
+        section(&head)
+            + &head
+                .commands
+                .iter()
+                .map(section)
+                .collect::<Vec<_>>()
+                .join("")
+    } else {
+        cmd.clone().render_long_help().to_string()
+    };
+    // The command first, then each subcommand as an entry of its own.
+    let subs = std::mem::take(&mut head.commands);
+    let mut entries = vec![head];
+    entries.extend(subs);
     let mut next = Vec::new();
     if entries.len() > 1 {
         next.push(format!("hall help {name} <command>"));
@@ -138,13 +370,15 @@ pub fn run(path: &[String]) -> Result<Reply> {
         ));
     }
     next.push("hall help".into());
-    Ok(Reply::new(
+    let mut reply = Reply::new(
         &HelpReply {
             commands: entries,
             next,
         },
         text.trim_end().to_string(),
-    ))
+    );
+    reply.text_first = markdown;
+    Ok(reply)
 }
 
 /// The known name closest to `word` by edit distance, when it is close enough to be a
@@ -400,6 +634,73 @@ mod tests {
         assert_eq!(nearest("reday", &known).as_deref(), Some("ready"));
         assert_eq!(nearest("frobnicate", &known), None);
         assert_eq!(distance("stauts", "status"), 1);
+    }
+
+    /// docs/reference.md is what `hall help --markdown` prints; rewrite it with
+    /// `HALL_UPDATE_REFERENCE=1` set.
+    #[test]
+    fn docs_reference_md_is_what_hall_help_markdown_prints() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference.md");
+        let now = markdown();
+        if std::env::var_os("HALL_UPDATE_REFERENCE").is_some() {
+            std::fs::write(&path, &now).expect("write docs/reference.md");
+            return;
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == now,
+            "docs/reference.md is stale (the commands' help changed): regenerate it with\n\n    \
+             HALL_UPDATE_REFERENCE=1 cargo test -p hallmark-host --lib commands::help\n\n\
+             (or `hall help --markdown > docs/reference.md`), and commit it"
+        );
+    }
+
+    #[test]
+    fn the_reference_has_every_command_every_code_and_every_exit() {
+        let md = markdown();
+        fn names(c: &CommandHelp, into: &mut Vec<String>) {
+            into.push(c.name.clone());
+            for s in &c.commands {
+                names(s, into);
+            }
+        }
+        let mut all = Vec::new();
+        for c in commands() {
+            names(&c, &mut all);
+        }
+        assert!(
+            all.contains(&"daemon run".to_string())
+                && all.contains(&"web token create".to_string())
+        );
+        for n in &all {
+            assert!(
+                md.contains(&format!("\n### `hall {n}`\n")),
+                "no section for {n}"
+            );
+        }
+        for c in Code::ALL {
+            assert!(
+                Code::EXITS.iter().any(|(e, _)| *e == c.exit()),
+                "{c:?} exits with a code the table lacks"
+            );
+            assert!(md.contains(&format!("| `{}` |", c.as_str())), "{c:?}");
+        }
+        // A command's long help reaches `hall help --json` too.
+        let new = commands()
+            .into_iter()
+            .find(|c| c.name == "new")
+            .expect("new");
+        assert!(new.details.contains("Front Desk"), "{}", new.details);
+        assert!(!new.details.starts_with(&new.about), "details repeat about");
+    }
+
+    #[test]
+    fn markdown_text_keeps_angle_brackets_and_pipes_visible() {
+        assert_eq!(
+            prose("entry <n>, `hall schema <command>`"),
+            "entry &lt;n&gt;, `hall schema <command>`"
+        );
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
     }
 
     #[test]

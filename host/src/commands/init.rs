@@ -44,7 +44,7 @@ pub struct InitReply {
 /// setup commands it wrote.
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct DetectionReply {
-    /// The gates written, in run order, with the file that suggested each.
+    /// The checks written under `gates`, in run order, with the file that suggested each.
     pub picked: Vec<crate::rooms::types::Check>,
     /// The setup commands written.
     pub setup: Vec<crate::rooms::types::Check>,
@@ -58,9 +58,9 @@ impl DetectionReply {
     fn text(&self) -> String {
         let mut out = Vec::new();
         if self.picked.is_empty() {
-            out.push("No gates detected.".to_string());
+            out.push("No checks detected.".to_string());
         } else {
-            out.push("Gates:".to_string());
+            out.push("Checks:".to_string());
             out.extend(
                 self.picked
                     .iter()
@@ -233,7 +233,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<Reply> {
     }
     if detection.as_ref().is_some_and(|d| d.picked.is_empty()) {
         warnings.push(format!(
-            "no gates detected: work would be reviewed without any command proving it; list the repository's checks under `gates` in {}",
+            "no checks detected: work would be reviewed without any command proving it; list the repository's checks under `gates` in {}",
             config_path.display()
         ));
         next.insert(

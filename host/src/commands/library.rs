@@ -387,6 +387,7 @@ fn review(
     }
     match proposed.len() {
         0 => text.push_str("No learning waits for review.\n"),
+        1 => text.push_str("1 learning waits for review:\n"),
         n => text.push_str(&format!("{n} learnings wait for review:\n")),
     }
     for p in &proposed {

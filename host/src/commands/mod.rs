@@ -241,7 +241,7 @@ fn run_command(cmd: Option<Cmd>, ctx: &Ctx) -> Result<Reply> {
         Some(Cmd::Attach(a)) => attach::run(ctx, &a),
         Some(Cmd::Gazette(a)) => gazette::run(ctx, &a),
         Some(Cmd::Watch(a)) => watch::run(ctx, &a),
-        Some(Cmd::Help { command }) => help::run(&command),
+        Some(Cmd::Help { command, markdown }) => help::run(&command, markdown),
         Some(Cmd::Schema(a)) => schema::run(&a),
         // main() hands `hall hook` to the hooks before parsing; this arm only serves
         // `hall help`, which lists it.

@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, args: &ReadyArgs) -> Result<Reply> {
 }
 
 /// Refuses to freeze a parent while one of its parts is open (`CHILDREN_OPEN`): the
-/// principal engineer reviews the parent once, with every part merged in. (A part
+/// reviewer reviews the parent once, with every part merged in. (A part
 /// itself is refused by the state machine: it merges, it is never frozen.)
 fn parts_done(hall: &crate::hall::Hall, item: &Item) -> Result<()> {
     let open: Vec<(String, State)> = item

@@ -133,7 +133,7 @@ pub fn run(
         failed: Vec::new(),
     };
     if checks.is_empty() {
-        r.skipped = Some("the repository has no gates to run on the merged result".into());
+        r.skipped = Some("the repository has no checks to run on the merged result".into());
     } else {
         // The predicted tip: each PR ahead merged in turn. They touch separate
         // files (the room's claims), so a conflict here is rare; it makes the

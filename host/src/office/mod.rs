@@ -1,4 +1,4 @@
-//! The review loop's workers: the Assay Office (checks, then the principal engineer),
+//! The review loop's workers: the Assay Office (checks, then the reviewer),
 //! the Repair Shop (the fixer), the shipper, and the small jobs around them (resuming
 //! sessions that asked, the watchman). Each worker does one step for one item under
 //! that item's lease; the daemon schedules them, and `hall next` hands them to agents.
@@ -77,7 +77,7 @@ impl fmt::Display for Role {
 pub enum Phase {
     /// The repository's checks on the frozen commit.
     Checks,
-    /// The principal engineer's review.
+    /// The reviewer's run.
     Review,
     /// The fixer's run.
     Fix,

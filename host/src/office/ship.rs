@@ -1,4 +1,4 @@
-//! The Stamping Room and the Dispatch Dock: a hallmarked item is rebased onto the latest
+//! The Stamping Office and the Dispatch Dock: a hallmarked item is rebased onto the latest
 //! base, shipped with the `ship` template, its review posted with `review_comment`, and
 //! closed.
 //!

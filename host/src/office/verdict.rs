@@ -23,7 +23,7 @@ use crate::rooms::types::CheckedVerdict;
 // from `char::is_whitespace`, which is what the room's `trim` uses); what JSON Schema
 // cannot say is `UNSTATED`, listed in the schema's description. The doc comments are the
 // schema's descriptions, which the reviewer reads.
-/// What the principal engineer answers with.
+/// What the reviewer answers with.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = rules_across_fields)]
@@ -200,7 +200,7 @@ fn rules_across_fields(schema: &mut Schema) {
 /// that the schema itself cannot state.
 fn description() -> String {
     let mut text = format!(
-        "What the principal engineer answers with: a verdict on one commit, checked by \
+        "What the reviewer answers with: a verdict on one commit, checked by \
          Hallmark's verdict room. The schema states every rule of the room it can \
          (all {} lenses once each, the severities, a stated verdict agreeing with the \
          findings, non-blank text, paths inside the repository, lines from 1). The \

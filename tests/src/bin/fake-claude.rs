@@ -11,7 +11,7 @@
 //! {"review": [{"verdict": {…}}, {"text": "no tool call"}], "fix": [{"sh": "…"}]}
 //! ```
 //!
-//! Steps are taken in order per role (`review` for the principal engineer, `fix` for the
+//! Steps are taken in order per role (`review` for the reviewer, `fix` for the
 //! fixer, `develop` for the Delivery office's dev runs, `intake` for the Front Desk's plan
 //! (its `verdict` is the plan), `librarian` for the Library's distillation (its `verdict`
 //! is the answer), `resume` for `--resume`); the last one repeats. A step may also carry

@@ -240,7 +240,7 @@ pub enum EventKind {
     ChecksPassed { sha: Sha },
     /// At least one check failed at `sha`; `failed` lists their commands.
     ChecksFailed { sha: Sha, failed: Vec<String> },
-    /// The principal engineer's (or a person's) verdict.
+    /// The reviewer's (or a person's) verdict.
     Verdict {
         sha: Sha,
         round: u32,
@@ -251,7 +251,7 @@ pub enum EventKind {
         model: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         summary: Option<String>,
-        /// Who gave it when not the principal engineer: `you` for a person's override,
+        /// Who gave it when not the reviewer: `you` for a person's override,
         /// `carried` for an approval kept across a rebase that left the patch alone.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         by: Option<String>,

@@ -94,7 +94,7 @@ impl State {
             State::AwaitingYou | State::Escalated => "Your Office",
             State::Checks | State::Review => "Assay Office",
             State::Fixing => "Repair Shop",
-            State::Hallmarked => "Stamping Room",
+            State::Hallmarked => "Stamping Office",
             State::Closed => "Dispatch Dock",
             State::Dropped => "Records",
         }

@@ -86,7 +86,7 @@ fn world(gh: Gh) -> World {
     }
 }
 
-/// The principal engineer's approval of `sha`, signed and struck, as the review
+/// The reviewer's approval of `sha`, signed and struck, as the review
 /// step leaves it.
 fn approve(bench: &Bench, id: ItemId, sha: &Sha) {
     let signer = hallmark::signer(&bench.hall).unwrap();
