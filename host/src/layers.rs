@@ -132,9 +132,10 @@ fn cut_tests(text: &str) -> &str {
             // function too, and `mod tests;` near the top names a file (left out by
             // `files`) while the code after it is the module's own.
             let after = &text[at..];
-            after.lines().nth(1).is_some_and(|l| {
-                l.trim_start().starts_with("mod ") && l.trim_end().ends_with('{')
-            })
+            after
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.trim_start().starts_with("mod ") && l.trim_end().ends_with('{'))
         })
         .min();
     match at {
