@@ -181,7 +181,7 @@ fn a_swapped_room_that_panics_loops_or_is_missing_is_a_named_error() {
     std::fs::create_dir_all(sb.repo.join("rooms")).expect("mkdir");
     let looping = std::fs::read(built_wasm("hall_fixture_looping.wasm")).expect("fixture");
     let hungry = std::fs::read(built_wasm("hall_fixture_hungry.wasm")).expect("fixture");
-    // `gates`, the checks world's name before hall:rooms@0.2.0, still configures it.
+    // `gates`, the checks world's name early in development, still configures it.
     commit_rooms(
         &sb,
         &sb.repo,
@@ -325,7 +325,7 @@ fn a_user_level_room_serves_repositories_that_configure_none() {
 
 #[test]
 fn rooms_check_refuses_an_export_with_the_right_name_and_the_wrong_signature() {
-    // The component exports hall:rooms/checks@0.2.0 with a `detect` that takes and
+    // The component exports hall:rooms/checks@0.8.0 with a `detect` that takes and
     // returns strings: every name matches, so only a typed lookup can tell.
     let sb = Sandbox::new();
     let wrong = built_wasm("hall_fixture_wrong_signature.wasm");

@@ -654,7 +654,7 @@ fn user_detector(sb: &Sandbox, name: &str) {
 /// The host takes a room at its word. A room whose guard says it never objects is
 /// never asked, though its `decide` objects to everything; the same room stating
 /// `[always]` is asked about every call. A guard the room refuses or fails to state
-/// counts as `[always]`, and so does a room from the 0.7 line, which states none.
+/// counts as `[always]`.
 #[test]
 fn the_host_takes_a_room_at_its_stated_guard() {
     let world = World::new("observe");
@@ -695,16 +695,4 @@ fn the_host_takes_a_room_at_its_stated_guard() {
         log()
     );
     assert_eq!(guards(sb).len(), 3);
-
-    // A 0.7 room: asked about every call, the first of a session included.
-    let sb2 = Sandbox::initialized();
-    base_room(&sb2, "hall_fixture_frozen_0_7.wasm");
-    let wt = new_item(&sb2, "An older room");
-    let world2 = World { sb: sb2, wt };
-    for _ in 0..2 {
-        assert_eq!(
-            bash_call(&world2, "s-old", "ls", true),
-            Said::Nudge("frozen-0-7".into(), false)
-        );
-    }
 }

@@ -1,7 +1,7 @@
 //! Reading what a component implements, before running any of it.
 //!
 //! A room's world and version come from its export names
-//! (`hall:rooms/merger@0.1.0`), so the check needs no custom section and no
+//! (`hall:rooms/merger@0.8.0`), so the check needs no custom section and no
 //! agreement beyond the WIT package itself. A version outside
 //! `SUPPORTED_VERSIONS` is refused with both sides named. A name is not a
 //! signature, so `hall rooms check` also instantiates the component in the
@@ -20,9 +20,9 @@ use super::{Line, PACKAGE, RoomError, RoomSource, Rooms, SUPPORTED_VERSIONS, Wor
 pub struct Implemented {
     /// The world, when the interface is one hall knows.
     pub world: Option<World>,
-    /// The full export name (`hall:rooms/merger@0.1.0`).
+    /// The full export name (`hall:rooms/merger@0.8.0`).
     pub export: String,
-    /// The version part (`0.1.0`).
+    /// The version part (`0.8.0`).
     pub version: String,
     /// Whether this hall supports that version line.
     pub supported: bool,
@@ -45,7 +45,7 @@ pub struct CheckReport {
     pub runnable: Vec<World>,
     /// Why it cannot run, per world tried, or why it is not a component.
     pub problems: Vec<String>,
-    /// The versions this hall supports, such as `0.1`.
+    /// The versions this hall supports, such as `0.8`.
     pub supported_versions: Vec<String>,
 }
 
@@ -106,13 +106,11 @@ pub(crate) fn room_exports(engine: &Engine, component: &Component) -> Vec<Implem
         .filter_map(|(name, _)| {
             let rest = name.strip_prefix(&prefix)?;
             let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
-            let world = World::of_export(interface, version);
             Some(Implemented {
-                world,
+                world: World::of_export(interface),
                 export: name.to_string(),
                 version: version.to_string(),
-                // A world is supported only from the line that added it.
-                supported: world.map_or_else(|| supported(version), |w| w.runs_at(version)),
+                supported: supported(version),
             })
         })
         .collect()
@@ -126,7 +124,7 @@ pub(crate) fn served_version(
     name: &str,
 ) -> Result<String, RoomError> {
     let found = room_exports(engine, component);
-    let supported_list = supported_text_for(world).join(", ");
+    let supported_list = supported_text().join(", ");
     let mine: Vec<&Implemented> = found.iter().filter(|i| i.world == Some(world)).collect();
     if let Some(ok) = mine.iter().find(|i| i.supported) {
         return Ok(ok.version.clone());
@@ -177,78 +175,39 @@ fn supported_text() -> Vec<String> {
         .collect()
 }
 
-/// The supported lines that have `world`, such as `0.6` to `0.8` for the plan world.
-fn supported_text_for(world: World) -> Vec<String> {
-    supported_text()
-        .into_iter()
-        .filter(|line| world.runs_at(&format!("{line}.0")))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::supported;
+    use super::{Line, SUPPORTED_VERSIONS, World, supported, supported_text};
 
     #[test]
     fn only_supported_minor_lines_pass() {
-        assert!(supported("0.1.0"));
-        assert!(supported("0.1.7"));
-        assert!(supported("0.2.0"));
-        assert!(supported("0.3.0"));
-        assert!(supported("0.4.0"));
-        assert!(supported("0.5.0"));
-        assert!(supported("0.6.0"));
-        assert!(supported("0.7.0"));
         assert!(supported("0.8.0"));
+        assert!(supported("0.8.7"));
+        // Lines folded into 0.8 before the first release, and lines not yet made.
+        assert!(!supported("0.7.0"));
+        assert!(!supported("0.1.0"));
         assert!(!supported("0.9.0"));
         assert!(!supported("1.0.0"));
         assert!(!supported(""));
+        assert_eq!(supported_text(), ["0.8"]);
     }
 
     #[test]
     fn every_supported_line_has_a_binding() {
-        for (major, minor) in super::SUPPORTED_VERSIONS {
+        for (major, minor) in SUPPORTED_VERSIONS {
             let version = format!("{major}.{minor}.0");
-            assert!(
-                super::Line::of(&version).is_some(),
-                "{version} has no binding"
-            );
+            assert!(Line::of(&version).is_some(), "{version} has no binding");
         }
-        assert!(super::Line::of(super::super::CURRENT_VERSION).is_some());
+        assert!(Line::of(super::super::CURRENT_VERSION).is_some());
     }
 
     #[test]
-    fn the_plan_world_runs_from_0_6_only() {
-        use super::World;
-        assert!(World::Plan.runs_at("0.6.0"));
-        assert!(World::Plan.runs_at("0.7.0"));
-        assert!(World::Plan.runs_at("0.8.0"));
-        assert!(!World::Plan.runs_at("0.5.0"));
-        assert!(!World::Plan.runs_at("0.9.0"));
-        assert!(World::Merger.runs_at("0.1.0"));
-        assert_eq!(
-            super::supported_text_for(World::Plan),
-            ["0.6", "0.7", "0.8"]
-        );
-        assert_eq!(super::supported_text_for(World::Merger).len(), 8);
-    }
-
-    #[test]
-    fn the_tool_policy_world_runs_from_0_7_only() {
-        use super::World;
-        assert!(World::ToolPolicy.runs_at("0.7.0"));
-        assert!(World::ToolPolicy.runs_at("0.8.0"));
-        assert!(!World::ToolPolicy.runs_at("0.6.0"));
-        assert!(!World::ToolPolicy.runs_at("0.9.0"));
-        assert_eq!(super::supported_text_for(World::ToolPolicy), ["0.7", "0.8"]);
-        assert_eq!(
-            World::of_export("tool-policy", "0.7.0"),
-            Some(World::ToolPolicy)
-        );
-        assert_eq!(
-            World::of_export("tool-policy", "0.8.0"),
-            Some(World::ToolPolicy)
-        );
+    fn every_world_is_known_by_its_export_name() {
+        for world in World::ALL {
+            assert_eq!(World::of_export(world.name()), Some(world));
+        }
+        assert_eq!(World::of_export("gates"), None);
+        assert_eq!(World::of_export("nope"), None);
         assert_eq!("tool-policy".parse::<World>().ok(), Some(World::ToolPolicy));
     }
 }

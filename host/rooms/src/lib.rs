@@ -30,12 +30,34 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+/// Every line of the `hall:rooms` package this hall runs, oldest first: the module of
+/// its bindings and conversions (`bindings/<module>.rs`, which names the directory of
+/// its WIT), its variant of `Line`, and its `major.minor`.
+///
+/// This list is the one place a line is named. The binding modules, the `Line` enum and
+/// [`SUPPORTED_VERSIONS`], and the dispatch of every call to the bindings of the room's
+/// line are generated from it, so a new line is an entry here and its module: the
+/// bindgen of its frozen WIT and the conversions of its types. Until the first release
+/// there is one line (decision 0029).
+///
+/// `foreach_line!(m)` calls the macro `m` with `[]` and the list;
+/// `foreach_line!(m: args…)` with `[args…]` and the list.
+macro_rules! foreach_line {
+    ($mac:ident $(: $($args:tt)*)?) => {
+        $mac! {
+            [$($($args)*)?]
+            (v0_8, V0_8, 0, 8)
+        }
+    };
+}
+
 mod bindings;
 mod builtin;
 mod cache;
 mod check;
 mod error;
 pub mod guard;
+mod info;
 mod sandbox;
 pub mod types;
 mod world;
@@ -46,18 +68,18 @@ mod tests;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::{Engine, Store};
 
 pub use check::{CheckReport, Implemented};
 pub use error::{FailureKind, RoomError};
+pub use info::{RoomInfo, RoomSource};
 pub use sandbox::{Limits, RANDOM_BYTES, WALL_CLOCK_SECONDS};
 pub use types::Failure;
 
-use bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6, v0_7, v0_8};
+use info::room_name;
 use sandbox::{Call, Ctx};
 use world::Line;
 pub use world::World;
@@ -65,18 +87,16 @@ pub use world::World;
 /// The WIT package every room world belongs to.
 pub const PACKAGE: &str = "hall:rooms";
 
-/// The `major.minor` lines of the package this hall can run, oldest first. A
-/// version line is added when a new binding module lands in `bindings.rs`.
-pub const SUPPORTED_VERSIONS: &[(u64, u64)] = &[
-    (0, 1),
-    (0, 2),
-    (0, 3),
-    (0, 4),
-    (0, 5),
-    (0, 6),
-    (0, 7),
-    (0, 8),
-];
+/// The `major.minor` lines of the package this hall can run, oldest first, from
+/// `foreach_line!`.
+pub const SUPPORTED_VERSIONS: &[(u64, u64)] = {
+    macro_rules! versions {
+        ([] $(($module:ident, $line:ident, $major:literal, $minor:literal))*) => {
+            &[$(($major, $minor)),*]
+        };
+    }
+    foreach_line!(versions)
+};
 
 /// The package version hall's own rooms and the SDK are built against.
 pub const CURRENT_VERSION: &str = "0.8.0";
@@ -98,32 +118,6 @@ pub fn builtin_sha256(world: World) -> Option<&'static str> {
     builtin::sha256(world)
 }
 
-/// One world's exports, bound at the line the room was built against.
-enum Bound<A, B, C, D, E, F, G, H> {
-    V0_1(A),
-    V0_2(B),
-    V0_3(C),
-    V0_4(D),
-    V0_5(E),
-    V0_6(F),
-    V0_7(G),
-    V0_8(H),
-}
-
-/// A world's exports from 0.6 on (the plan world), bound at the room's line.
-enum Since0_6<F, G, H> {
-    V0_6(F),
-    V0_7(G),
-    V0_8(H),
-}
-
-/// The tool-policy world's exports (from 0.7), bound at the room's line: a 0.7
-/// room has no guard.
-enum Since0_7<G, H> {
-    V0_7(G),
-    V0_8(H),
-}
-
 /// Calls one export of a room's world in a fresh sandbox (`$room.call`): looks up
 /// `$exports`, calls `$interface().$call(store, $input)` and converts the answer into
 /// the plain types. The input is converted inside, into the line's own type.
@@ -137,94 +131,26 @@ macro_rules! invoke {
     };
 }
 
-/// Runs `$body` with `$e` bound to whichever line's exports `$bound` holds: the
-/// lines' generated types differ, the code that uses them does not.
+/// Runs `$body` with `$e` bound to the exports of the room's line, whichever line of
+/// `foreach_line!` that is: the lines' generated types differ, the code that uses
+/// them does not.
 macro_rules! on_line {
-    (since 0.6: $bound:expr, $e:ident => $body:expr) => {
-        match $bound {
-            Since0_6::V0_6($e) => $body,
-            Since0_6::V0_7($e) => $body,
-            Since0_6::V0_8($e) => $body,
-        }
+    ($exports:expr, $e:ident => $body:expr) => {
+        foreach_line!(on_line_arms: $exports, $e => $body)
     };
-    (since 0.7: $bound:expr, $e:ident => $body:expr) => {
-        match $bound {
-            Since0_7::V0_7($e) => $body,
-            Since0_7::V0_8($e) => $body,
-        }
-    };
-    ($bound:expr, $e:ident => $body:expr) => {
-        match $bound {
-            Bound::V0_1($e) => $body,
-            Bound::V0_2($e) => $body,
-            Bound::V0_3($e) => $body,
-            Bound::V0_4($e) => $body,
-            Bound::V0_5($e) => $body,
-            Bound::V0_6($e) => $body,
-            Bound::V0_7($e) => $body,
-            Bound::V0_8($e) => $body,
+}
+
+macro_rules! on_line_arms {
+    ([$exports:expr, $e:ident => $body:expr]
+        $(($module:ident, $line:ident, $major:literal, $minor:literal))*) => {
+        match $exports {
+            $(Exports::$line($e) => $body,)*
         }
     };
 }
 
 /// A room's result: the room's answer, or its expected refusal.
 pub type Outcome<T> = Result<T, Failure>;
-
-/// Where a room's component came from; recorded with every decision it makes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum RoomSource {
-    /// Embedded in the `hall` binary.
-    Builtin,
-    /// Configured in `.hallmark.toml` `[rooms]`, read from the base branch.
-    Repo {
-        /// Path inside the repository.
-        path: String,
-        /// The base-branch commit it was read from, when known.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        rev: Option<String>,
-    },
-    /// An extension from the user's config directory.
-    User {
-        /// Absolute path of the `.wasm` file.
-        path: PathBuf,
-    },
-    /// A file named on the command line (`hall rooms run`, `hall rooms check`).
-    File {
-        /// The path as given.
-        path: PathBuf,
-    },
-}
-
-impl fmt::Display for RoomSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Builtin => f.write_str("built-in"),
-            Self::Repo {
-                path,
-                rev: Some(rev),
-            } => write!(f, "repo:{path}@{rev}"),
-            Self::Repo { path, rev: None } => write!(f, "repo:{path}"),
-            Self::User { path } => write!(f, "user:{}", path.display()),
-            Self::File { path } => write!(f, "file:{}", path.display()),
-        }
-    }
-}
-
-/// Which room made a decision: enough for the journal and `hall rooms list`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct RoomInfo {
-    /// A short name for messages (`builtin:merger`, `repo:rooms/careful.wasm`).
-    pub name: String,
-    /// The world it serves.
-    pub world: World,
-    /// The interface version it exports (`0.1.0`).
-    pub version: String,
-    /// Where it came from.
-    pub source: RoomSource,
-    /// sha256 of the `.wasm` bytes, lowercase hex.
-    pub sha256: String,
-}
 
 /// The room runtime: one engine, one cache, shared by every room it loads.
 pub struct Rooms {
@@ -355,7 +281,7 @@ impl Rooms {
             room: name.clone(),
             message: format!(
                 "room {name} exports {}@{version} with a shape that differs from hall's: {detail}",
-                world.interface_at(&version),
+                world.interface(),
             ),
         };
         // `served_version` only answers with a supported version.
@@ -477,149 +403,31 @@ struct TypedPre {
     exports: Exports,
 }
 
-/// The export indices of a room, one variant per world.
-enum Exports {
-    Checks(
-        Bound<
-            v0_1::gates::GatesRoomIndices,
-            v0_2::checks::ChecksRoomIndices,
-            v0_3::checks::ChecksRoomIndices,
-            v0_4::checks::ChecksRoomIndices,
-            v0_5::checks::ChecksRoomIndices,
-            v0_6::checks::ChecksRoomIndices,
-            v0_7::checks::ChecksRoomIndices,
-            v0_8::checks::ChecksRoomIndices,
-        >,
-    ),
-    Verdict(
-        Bound<
-            v0_1::verdict::VerdictRoomIndices,
-            v0_2::verdict::VerdictRoomIndices,
-            v0_3::verdict::VerdictRoomIndices,
-            v0_4::verdict::VerdictRoomIndices,
-            v0_5::verdict::VerdictRoomIndices,
-            v0_6::verdict::VerdictRoomIndices,
-            v0_7::verdict::VerdictRoomIndices,
-            v0_8::verdict::VerdictRoomIndices,
-        >,
-    ),
-    Merger(
-        Bound<
-            v0_1::merger::MergerRoomIndices,
-            v0_2::merger::MergerRoomIndices,
-            v0_3::merger::MergerRoomIndices,
-            v0_4::merger::MergerRoomIndices,
-            v0_5::merger::MergerRoomIndices,
-            v0_6::merger::MergerRoomIndices,
-            v0_7::merger::MergerRoomIndices,
-            v0_8::merger::MergerRoomIndices,
-        >,
-    ),
-    Condense(
-        Bound<
-            v0_1::condense::CondenseRoomIndices,
-            v0_2::condense::CondenseRoomIndices,
-            v0_3::condense::CondenseRoomIndices,
-            v0_4::condense::CondenseRoomIndices,
-            v0_5::condense::CondenseRoomIndices,
-            v0_6::condense::CondenseRoomIndices,
-            v0_7::condense::CondenseRoomIndices,
-            v0_8::condense::CondenseRoomIndices,
-        >,
-    ),
-    /// The plan world starts at 0.6.
-    Plan(
-        Since0_6<
-            v0_6::plan::PlanRoomIndices,
-            v0_7::plan::PlanRoomIndices,
-            v0_8::plan::PlanRoomIndices,
-        >,
-    ),
-    /// The tool-policy world starts at 0.7; its guard at 0.8.
-    ToolPolicy(
-        Since0_7<
-            v0_7::tool_policy::ToolPolicyRoomIndices,
-            v0_8::tool_policy::ToolPolicyRoomIndices,
-        >,
-    ),
+/// A room's export indices, one variant per line, each the line's own (one variant per
+/// world: `bindings::<line>::Exports`).
+macro_rules! exports_of_lines {
+    ([] $(($module:ident, $line:ident, $major:literal, $minor:literal))*) => {
+        enum Exports {
+            $($line(bindings::$module::Exports),)*
+        }
+
+        impl Exports {
+            /// Finds the world's exports by name in the bindings of `line`.
+            fn new(world: World, line: Line, pre: &InstancePre<Ctx>) -> wasmtime::Result<Self> {
+                Ok(match line {
+                    $(Line::$line => Self::$line(bindings::$module::Exports::new(world, pre)?),)*
+                })
+            }
+        }
+    };
 }
+foreach_line!(exports_of_lines);
 
 impl TypedPre {
     /// Finds the world's exports by name, in the binding of the room's line;
     /// their types are checked on instantiation.
     fn new(world: World, line: Line, pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
-        macro_rules! bind {
-            ($variant:ident, $a:ty, $b:ty, $c:ty, $d:ty, $e:ty, $f:ty, $g:ty, $h:ty) => {
-                Exports::$variant(match line {
-                    Line::V0_1 => Bound::V0_1(<$a>::new(&pre)?),
-                    Line::V0_2 => Bound::V0_2(<$b>::new(&pre)?),
-                    Line::V0_3 => Bound::V0_3(<$c>::new(&pre)?),
-                    Line::V0_4 => Bound::V0_4(<$d>::new(&pre)?),
-                    Line::V0_5 => Bound::V0_5(<$e>::new(&pre)?),
-                    Line::V0_6 => Bound::V0_6(<$f>::new(&pre)?),
-                    Line::V0_7 => Bound::V0_7(<$g>::new(&pre)?),
-                    Line::V0_8 => Bound::V0_8(<$h>::new(&pre)?),
-                })
-            };
-        }
-        let exports = match world {
-            World::Checks => bind!(
-                Checks,
-                v0_1::gates::GatesRoomIndices,
-                v0_2::checks::ChecksRoomIndices,
-                v0_3::checks::ChecksRoomIndices,
-                v0_4::checks::ChecksRoomIndices,
-                v0_5::checks::ChecksRoomIndices,
-                v0_6::checks::ChecksRoomIndices,
-                v0_7::checks::ChecksRoomIndices,
-                v0_8::checks::ChecksRoomIndices
-            ),
-            World::Verdict => bind!(
-                Verdict,
-                v0_1::verdict::VerdictRoomIndices,
-                v0_2::verdict::VerdictRoomIndices,
-                v0_3::verdict::VerdictRoomIndices,
-                v0_4::verdict::VerdictRoomIndices,
-                v0_5::verdict::VerdictRoomIndices,
-                v0_6::verdict::VerdictRoomIndices,
-                v0_7::verdict::VerdictRoomIndices,
-                v0_8::verdict::VerdictRoomIndices
-            ),
-            World::Merger => bind!(
-                Merger,
-                v0_1::merger::MergerRoomIndices,
-                v0_2::merger::MergerRoomIndices,
-                v0_3::merger::MergerRoomIndices,
-                v0_4::merger::MergerRoomIndices,
-                v0_5::merger::MergerRoomIndices,
-                v0_6::merger::MergerRoomIndices,
-                v0_7::merger::MergerRoomIndices,
-                v0_8::merger::MergerRoomIndices
-            ),
-            World::Condense => bind!(
-                Condense,
-                v0_1::condense::CondenseRoomIndices,
-                v0_2::condense::CondenseRoomIndices,
-                v0_3::condense::CondenseRoomIndices,
-                v0_4::condense::CondenseRoomIndices,
-                v0_5::condense::CondenseRoomIndices,
-                v0_6::condense::CondenseRoomIndices,
-                v0_7::condense::CondenseRoomIndices,
-                v0_8::condense::CondenseRoomIndices
-            ),
-            World::Plan => Exports::Plan(match line {
-                Line::V0_6 => Since0_6::V0_6(v0_6::plan::PlanRoomIndices::new(&pre)?),
-                Line::V0_7 => Since0_6::V0_7(v0_7::plan::PlanRoomIndices::new(&pre)?),
-                Line::V0_8 => Since0_6::V0_8(v0_8::plan::PlanRoomIndices::new(&pre)?),
-                // `served_version` never answers with a line that lacks the world.
-                _ => wasmtime::bail!("the plan world starts at hall:rooms@0.6.0"),
-            }),
-            World::ToolPolicy => Exports::ToolPolicy(match line {
-                Line::V0_7 => Since0_7::V0_7(v0_7::tool_policy::ToolPolicyRoomIndices::new(&pre)?),
-                Line::V0_8 => Since0_7::V0_8(v0_8::tool_policy::ToolPolicyRoomIndices::new(&pre)?),
-                _ => wasmtime::bail!("the tool-policy world starts at hall:rooms@0.7.0"),
-            }),
-        };
+        let exports = Exports::new(world, line, &pre)?;
         Ok(Self { pre, exports })
     }
 }
@@ -628,14 +436,7 @@ impl Exports {
     /// Looks up every export of the world in `instance` with its Rust type:
     /// the check that a function of the right name has the right signature.
     fn type_check(&self, store: &mut Store<Ctx>, instance: &Instance) -> wasmtime::Result<()> {
-        match self {
-            Self::Checks(b) => on_line!(b, e => e.load(store, instance).map(drop)),
-            Self::Verdict(b) => on_line!(b, e => e.load(store, instance).map(drop)),
-            Self::Merger(b) => on_line!(b, e => e.load(store, instance).map(drop)),
-            Self::Condense(b) => on_line!(b, e => e.load(store, instance).map(drop)),
-            Self::Plan(b) => on_line!(since 0.6: b, e => e.load(store, instance).map(drop)),
-            Self::ToolPolicy(b) => on_line!(since 0.7: b, e => e.load(store, instance).map(drop)),
-        }
+        on_line!(self, e => e.type_check(store, instance))
     }
 }
 
@@ -680,20 +481,10 @@ impl Room {
         &self,
         input: &types::ChecksInput,
     ) -> Result<Outcome<types::Detection>, RoomError> {
-        let Exports::Checks(bound) = &self.pre.exports else {
-            return Err(self.wrong_world(World::Checks));
-        };
-        // The one world whose interface is named differently in each line.
-        match bound {
-            Bound::V0_1(e) => invoke!(self, e, hall_rooms_gates.call_detect(&input.into())),
-            Bound::V0_2(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
-            Bound::V0_3(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
-            Bound::V0_4(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
-            Bound::V0_5(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
-            Bound::V0_6(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
-            Bound::V0_7(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
-            Bound::V0_8(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
-        }
+        on_line!(&self.pre.exports, line => match line.checks() {
+            Some(e) => invoke!(self, e, hall_rooms_checks.call_detect(&input.into())),
+            None => Err(self.wrong_world(World::Checks)),
+        })
     }
 
     /// Validates the JSON text of a reviewer's verdict and decides approval.
@@ -701,10 +492,10 @@ impl Room {
         &self,
         verdict_json: &str,
     ) -> Result<Outcome<types::CheckedVerdict>, RoomError> {
-        let Exports::Verdict(bound) = &self.pre.exports else {
-            return Err(self.wrong_world(World::Verdict));
-        };
-        on_line!(bound, e => invoke!(self, e, hall_rooms_verdict.call_validate(verdict_json)))
+        on_line!(&self.pre.exports, line => match line.verdict() {
+            Some(e) => invoke!(self, e, hall_rooms_verdict.call_validate(verdict_json)),
+            None => Err(self.wrong_world(World::Verdict)),
+        })
     }
 
     /// Judges every merge queue.
@@ -712,10 +503,10 @@ impl Room {
         &self,
         input: &types::MergerInput,
     ) -> Result<Outcome<types::MergerPlan>, RoomError> {
-        let Exports::Merger(bound) = &self.pre.exports else {
-            return Err(self.wrong_world(World::Merger));
-        };
-        on_line!(bound, e => invoke!(self, e, hall_rooms_merger.call_judge(&input.into())))
+        on_line!(&self.pre.exports, line => match line.merger() {
+            Some(e) => invoke!(self, e, hall_rooms_merger.call_judge(&input.into())),
+            None => Err(self.wrong_world(World::Merger)),
+        })
     }
 
     /// Condenses one command's output.
@@ -723,10 +514,10 @@ impl Room {
         &self,
         input: &types::CondenseInput,
     ) -> Result<Outcome<types::Condensed>, RoomError> {
-        let Exports::Condense(bound) = &self.pre.exports else {
-            return Err(self.wrong_world(World::Condense));
-        };
-        on_line!(bound, e => invoke!(self, e, hall_rooms_condense.call_condense(&input.into())))
+        on_line!(&self.pre.exports, line => match line.condense() {
+            Some(e) => invoke!(self, e, hall_rooms_condense.call_condense(&input.into())),
+            None => Err(self.wrong_world(World::Condense)),
+        })
     }
 
     /// Judges whether the intake model's split of a request may be used as parts.
@@ -734,10 +525,10 @@ impl Room {
         &self,
         input: &types::PlanInput,
     ) -> Result<Outcome<types::PlanJudgement>, RoomError> {
-        let Exports::Plan(bound) = &self.pre.exports else {
-            return Err(self.wrong_world(World::Plan));
-        };
-        on_line!(since 0.6: bound, e => invoke!(self, e, hall_rooms_plan.call_judge(&input.into())))
+        on_line!(&self.pre.exports, line => match line.plan() {
+            Some(e) => invoke!(self, e, hall_rooms_plan.call_judge(&input.into())),
+            None => Err(self.wrong_world(World::Plan)),
+        })
     }
 
     /// Decides whether one tool call runs, given the session's recent calls.
@@ -747,25 +538,20 @@ impl Room {
         &self,
         input: &types::PolicyInput,
     ) -> Result<Outcome<types::PolicyVerdict>, RoomError> {
-        let Exports::ToolPolicy(bound) = &self.pre.exports else {
-            return Err(self.wrong_world(World::ToolPolicy));
-        };
-        on_line!(since 0.7: bound, e => invoke!(self, e, hall_rooms_tool_policy.call_decide(&input.into())))
+        on_line!(&self.pre.exports, line => match line.tool_policy() {
+            Some(e) => invoke!(self, e, hall_rooms_tool_policy.call_decide(&input.into())),
+            None => Err(self.wrong_world(World::ToolPolicy)),
+        })
     }
 
     /// The conditions under which the tool-policy room may answer anything but
-    /// `allow`, for these detector settings (its guard). A room from the 0.7 line
-    /// states none, which reads as `[always]`: it is asked about every call.
+    /// `allow`, for these detector settings (its guard).
     pub fn guard_tool_policy(
         &self,
         settings: &[types::DetectorSetting],
     ) -> Result<Outcome<Vec<types::PolicyTrigger>>, RoomError> {
-        let Exports::ToolPolicy(bound) = &self.pre.exports else {
-            return Err(self.wrong_world(World::ToolPolicy));
-        };
-        match bound {
-            Since0_7::V0_7(_) => Ok(Ok(vec![types::PolicyTrigger::Always])),
-            Since0_7::V0_8(e) => {
+        on_line!(&self.pre.exports, line => match line.tool_policy() {
+            Some(e) => {
                 let settings: Vec<_> = settings.iter().map(Into::into).collect();
                 self.call(
                     |store, instance| e.load(store, instance),
@@ -776,7 +562,8 @@ impl Room {
                     },
                 )
             }
-        }
+            None => Err(self.wrong_world(World::ToolPolicy)),
+        })
     }
 
     /// Evaluates the room on JSON input and returns JSON output: the author's
@@ -885,7 +672,7 @@ impl Room {
             room: name.clone(),
             message: format!(
                 "room {name} exports {}@{}, but its `{}` does not have the type hall's {world} world gives it: {}",
-                world.interface_at(&self.info.version),
+                world.interface(),
                 self.info.version,
                 world.function(),
                 error_chain(error)
@@ -921,15 +708,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         out.push_str(&format!("{byte:02x}"));
     }
     out
-}
-
-fn room_name(world: World, source: &RoomSource) -> String {
-    match source {
-        RoomSource::Builtin => format!("builtin:{world}"),
-        RoomSource::Repo { path, .. } => format!("repo:{path}"),
-        RoomSource::User { path } => format!("user:{}", path.display()),
-        RoomSource::File { path } => path.display().to_string(),
-    }
 }
 
 fn read_wasm(path: &Path) -> Result<Vec<u8>, RoomError> {

@@ -46,8 +46,7 @@ pub struct ChecksInput {
     /// The root-level manifests found among `files` (see [`ChecksInput::MANIFESTS`]).
     #[serde(default)]
     pub manifests: Vec<Manifest>,
-    /// The CI definitions found among `files` (see [`ChecksInput::is_ci`]); rooms
-    /// built for `hall:rooms@0.2` and older never see them.
+    /// The CI definitions found among `files` (see [`ChecksInput::is_ci`]).
     #[serde(default)]
     pub ci: Vec<Manifest>,
 }
@@ -68,7 +67,6 @@ impl ChecksInput {
         "justfile",
         "Justfile",
         ".justfile",
-        // Read from hall:rooms@0.3 on.
         "noxfile.py",
         "Taskfile.yml",
         "Taskfile.yaml",
@@ -82,10 +80,6 @@ impl ChecksInput {
         "scripts/lint.sh",
     ];
 
-    /// How many of [`ChecksInput::MANIFESTS`] rooms built for `hall:rooms@0.2` and
-    /// older were promised; they are given only those.
-    pub const MANIFESTS_BEFORE_0_3: usize = 13;
-
     /// True for a CI definition the checks room reads as evidence.
     pub fn is_ci(path: &str) -> bool {
         if let Some(name) = path.strip_prefix(".github/workflows/") {
@@ -98,22 +92,6 @@ impl ChecksInput {
             ".travis.yml",
         ]
         .contains(&path)
-    }
-
-    /// The input as a room built before `hall:rooms@0.3` was promised it: the
-    /// original manifests only, and no CI files.
-    pub fn before_0_3(&self) -> ChecksInput {
-        let old = &Self::MANIFESTS[..Self::MANIFESTS_BEFORE_0_3];
-        ChecksInput {
-            files: self.files.clone(),
-            manifests: self
-                .manifests
-                .iter()
-                .filter(|m| old.contains(&m.path.as_str()))
-                .cloned()
-                .collect(),
-            ci: Vec::new(),
-        }
     }
 }
 
@@ -142,10 +120,10 @@ pub struct LeftOut {
 pub struct Detection {
     /// Checks in run order.
     pub checks: Vec<Check>,
-    /// Commands preparing a fresh checkout (empty from rooms before 0.3).
+    /// Commands preparing a fresh checkout.
     #[serde(default)]
     pub setup: Vec<Check>,
-    /// Commands considered and left out, with the reason (empty from rooms before 0.3).
+    /// Commands considered and left out, with the reason.
     #[serde(default)]
     pub left_out: Vec<LeftOut>,
     /// Observations for people; never fatal.
@@ -269,8 +247,7 @@ pub struct MergeCheck {
     pub state: CiState,
     /// The base tip SHA the chain started from.
     pub onto: String,
-    /// The PRs merged in before this one, in order (rooms before 0.5 see only
-    /// checks with none).
+    /// The PRs merged in before this one, in order.
     #[serde(default)]
     pub ahead: Vec<PrHead>,
     /// The PR head SHA merged; only a result for the current head counts.
@@ -339,15 +316,14 @@ pub struct PrFacts {
     pub mergeable: MergeableState,
     /// Checks at the head, summed up.
     pub ci: CiState,
-    /// Each check at the head (rooms before 0.4 never see them).
+    /// Each check at the head.
     #[serde(default)]
     pub checks: Vec<CheckFact>,
     /// The checks on this head merged onto the tip or a predicted tip, newest
-    /// first (rooms before 0.4 never see them; 0.4 rooms see the newest on the tip).
+    /// first.
     #[serde(default)]
     pub merge_checks: Vec<MergeCheck>,
-    /// The tree merging this head onto the tip would write now, if clean
-    /// (rooms before 0.5 never see it).
+    /// The tree merging this head onto the tip would write now, if clean.
     #[serde(default)]
     pub merged_tree: Option<String>,
     /// A request for changes stands.
@@ -388,10 +364,10 @@ pub struct BaseQueue {
     /// Checks at the base tip.
     pub tip_ci: CiState,
     /// The repository's checks passed on exactly the tip's tree before it was
-    /// the tip (rooms before 0.5 never see it).
+    /// the tip.
     #[serde(default)]
     pub tip_checked: bool,
-    /// How often each path changed lately (rooms before 0.4 never see it).
+    /// How often each path changed lately.
     #[serde(default)]
     pub recent: Vec<PathCount>,
     /// A merged PR whose delivery is not yet recorded.
@@ -494,7 +470,7 @@ pub struct Decision {
     /// PRs it waits for.
     pub waits_for: Vec<u32>,
     /// With `merge_check_missing`: the PRs to merge into the tip first, in order,
-    /// for this PR's merge check (always empty from rooms before 0.5).
+    /// for this PR's merge check.
     #[serde(default)]
     pub check_onto: Vec<u32>,
     /// Reason codes, most important first.

@@ -42,8 +42,8 @@ impl<'h> PolicyRoom<'h> {
     /// The room's guard for these settings: the one kept from an earlier call, else the
     /// room's answer (then kept). Whatever keeps the guard from being known makes it
     /// `[always]`, so the room is asked about the call as it was before guards: a room
-    /// that can't be identified or has no cache directory, one that refuses or fails to
-    /// state a guard, or a 0.7 room, which has none.
+    /// that can't be identified or has no cache directory, or one that refuses or fails
+    /// to state a guard.
     pub(super) fn guard(&mut self, settings: &[DetectorSetting]) -> Vec<PolicyTrigger> {
         let always = vec![PolicyTrigger::Always];
         let (Some(sha256), Some(dir)) = (

@@ -16,7 +16,7 @@
 //!   a ready one merges, one per base per pass;
 //! - a red base tip stops the line: nothing merges into it or is rebased onto it.
 //!
-//! And the guards on the merged result (from `hall:rooms@0.4`):
+//! And the guards on the merged result:
 //! - a green that proves nothing (a required check never reported, a green
 //!   check that ran no tests) is not green: the PR is put to a person;
 //! - with `pre-merge-check` on, a PR whose base moved since its merge base
@@ -24,9 +24,9 @@
 //!   merge would write (`merged-tree`); red there once is checked again (a
 //!   flaky gate must not cost a dev run), red twice rebases it, so its dev run
 //!   meets the failure on its own branch;
-//! - the PRs that got that far form a train (from `hall:rooms@0.5`): up to
-//!   `train` of them per base have merge checks at once, each on the tip with
-//!   the PRs ahead of it merged in, in train order. When the ones ahead merge
+//! - the PRs that got that far form a train: up to `train` of them per base
+//!   have merge checks at once, each on the tip with the PRs ahead of it merged
+//!   in, in train order. When the ones ahead merge
 //!   cleanly, the tip holds the very tree the next one was checked on, and it
 //!   merges without a new check. The train keeps its order from pass to pass
 //!   (the checks' plans carry it), and with `update = "conflicts"` a clean PR
