@@ -70,21 +70,28 @@ pub fn render(template: &str, values: &[(&str, &str)], quote: bool) -> String {
 
 /// Runs a rendered command in `dir`; a failure carries the command's stderr.
 pub fn run(command: &str, dir: &Path) -> Result<String> {
-    let out = shell(command)
-        .current_dir(dir)
-        .output()
-        .map_err(|source| TemplateError::Spawn {
-            command: command.to_string(),
-            source,
-        })?;
+    output(command, shell(command).current_dir(dir), |err| err.trim())
+}
+
+/// Runs `cmd`, the shell set up to run `command`, and returns its stdout. A failure
+/// carries the part of its stderr that `told` picks out.
+fn output(
+    command: &str,
+    cmd: &mut std::process::Command,
+    told: impl Fn(&str) -> &str,
+) -> Result<String> {
+    let out = cmd.output().map_err(|source| TemplateError::Spawn {
+        command: command.to_string(),
+        source,
+    })?;
     if !out.status.success() {
         return Err(TemplateError::Failed {
             command: command.to_string(),
             status: status_text(&out.status),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            stderr: told(&String::from_utf8_lossy(&out.stderr)).to_string(),
         });
     }
-    Ok(String::from_utf8_lossy(&out.stdout).to_string())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// A branch-safe slug of a title: lowercase words joined by `-`, at most 40 characters.
@@ -109,24 +116,12 @@ pub fn slug(title: &str) -> String {
 pub fn run_logged(command: &str, dir: &Path, actor: &str) -> Result<String> {
     let mut cmd = shell(command);
     crate::git::without_hooks(&mut cmd);
-    let out = cmd
-        .current_dir(dir)
+    cmd.current_dir(dir)
         .env("HALL_ACTOR", actor)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|source| TemplateError::Spawn {
-            command: command.to_string(),
-            source,
-        })?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(TemplateError::Failed {
-            command: command.to_string(),
-            status: status_text(&out.status),
-            stderr: err.trim().lines().last().unwrap_or("").to_string(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        .stdin(std::process::Stdio::null());
+    output(command, &mut cmd, |err| {
+        err.trim().lines().last().unwrap_or("")
+    })
 }
 
 #[cfg(test)]

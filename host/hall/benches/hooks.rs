@@ -11,9 +11,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::{bench_worktree, generate_committed, git, median, ms, time};
@@ -28,19 +27,7 @@ const RUNS: usize = 60;
 static CONFIG_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 fn feed(program: &str, args: &[&str], stdin: &[u8], cwd: &Path) -> Vec<u8> {
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .env("HALL_CONFIG_DIR", CONFIG_DIR.get().expect("set"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let _ = pipe.write_all(stdin);
-    drop(pipe);
-    child.wait_with_output().expect("wait").stdout
+    common::feed(program, args, stdin, cwd, CONFIG_DIR.get().expect("set"))
 }
 
 fn bench(program: &str, args: &[&str], stdin: &[u8], cwd: &Path) -> Duration {
@@ -293,12 +280,7 @@ fn each_case(heading: &str, hall: &str, cases: &[(&str, Vec<u8>)], repo: &Path, 
 
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");
-    let mut dir = tempfile::tempdir().expect("tempdir");
-    // HALL_BENCH_KEEP=1 keeps the generated repositories, for profiling by hand.
-    if std::env::var_os("HALL_BENCH_KEEP").is_some() {
-        dir.disable_cleanup(true);
-        println!("keeping {}", dir.path().display());
-    }
+    let dir = common::bench_dir();
     CONFIG_DIR.set(dir.path().join("config")).expect("once");
     let (repo, wt) = repository(&dir.path().join("current"), hall, None);
     let cases = cases(&wt);

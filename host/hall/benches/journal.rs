@@ -31,12 +31,7 @@ fn run(cmd: &mut Command) {
 fn main() {
     // `cargo bench` passes `--bench`; nothing else to parse.
     let hall = env!("CARGO_BIN_EXE_hall");
-    let mut dir = tempfile::tempdir().expect("tempdir");
-    // HALL_BENCH_KEEP=1 keeps the generated repository, for profiling by hand.
-    if std::env::var_os("HALL_BENCH_KEEP").is_some() {
-        dir.disable_cleanup(true);
-        println!("keeping {}", dir.path().display());
-    }
+    let dir = common::bench_dir();
     let t = Instant::now();
     let journal = generate(dir.path(), ITEMS, EVENTS_PER_ITEM);
     let repo = dir.path().join("repo");

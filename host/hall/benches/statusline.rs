@@ -7,13 +7,12 @@
 
 mod common;
 
-use std::io::{BufRead, Write};
-use std::path::Path;
+use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{bench_worktree, generate_committed, median, ms, time};
+use common::{bench_worktree, feed, generate_committed, median, ms, time};
 use hallmark::item::event::EVENT_VERSION;
 use hallmark::item::{Event, EventKind, ItemId, Source};
 
@@ -21,22 +20,6 @@ const ITEMS: u32 = 1_000;
 const EVENTS_PER_ITEM: u32 = 100;
 const RUNS: usize = 60;
 const APPENDS: usize = 30;
-
-fn feed(program: &str, args: &[&str], stdin: &[u8], cwd: &Path, config: &Path) -> Vec<u8> {
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .env("HALL_CONFIG_DIR", config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let _ = pipe.write_all(stdin);
-    drop(pipe);
-    child.wait_with_output().expect("wait").stdout
-}
 
 fn main() {
     let hall = env!("CARGO_BIN_EXE_hall");

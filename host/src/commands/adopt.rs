@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Ctx, Hall, Reply, next_for, next_text};
+use super::{Ctx, Hall, Placed, Reply, next_for, next_text};
 use crate::cli::AdoptArgs;
 use crate::error::{Code, HallError, Result};
 use crate::git;
@@ -11,12 +11,8 @@ use crate::item::{Action, EventKind, ItemId, Source, State};
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct AdoptReply {
-    pub item: ItemId,
-    pub title: String,
-    pub branch: String,
-    pub base: String,
-    pub worktree: String,
-    pub state: State,
+    #[serde(flatten)]
+    pub placed: Placed,
     /// `created`, `reopened` or `existing`.
     pub outcome: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -132,21 +128,16 @@ pub fn run(ctx: &Ctx, args: &AdoptArgs) -> Result<Reply> {
 
 fn reply(id: ItemId, item: &crate::item::Item, outcome: &str) -> Reply {
     let r = AdoptReply {
-        item: id,
-        title: item.title.clone(),
-        branch: item.branch.clone(),
-        base: item.base.clone(),
-        worktree: item.worktree.clone().unwrap_or_default(),
-        state: item.state,
+        placed: Placed::of(id, item),
         outcome: outcome.to_string(),
         pr: item.pr.clone(),
         next: next_for(item),
     };
     let text = format!(
         "{id} \"{}\" ({outcome}) is {} on {}.\n{}",
-        r.title,
-        r.state,
-        r.branch,
+        r.placed.title,
+        r.placed.state,
+        r.placed.branch,
         next_text(&r.next)
     );
     Reply::new(&r, text)

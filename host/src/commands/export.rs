@@ -140,6 +140,20 @@ mod tests {
         }
     }
 
+    /// Opus's verdict on round `n` (at `sha(n)`): an approval when it finds nothing.
+    fn verdict(n: u32, findings: Vec<Finding>, summary: Option<&str>) -> EventKind {
+        EventKind::Verdict {
+            sha: sha(n),
+            round: n,
+            approved: findings.is_empty(),
+            findings,
+            model: Some("opus".into()),
+            summary: summary.map(Into::into),
+            by: None,
+            learnings: Vec::new(),
+        }
+    }
+
     fn journal(request: &str, scenario: &str) -> Vec<Event> {
         let kinds = vec![
             (
@@ -185,16 +199,7 @@ mod tests {
             ),
             (
                 "assayer",
-                EventKind::Verdict {
-                    sha: sha(1),
-                    round: 1,
-                    approved: false,
-                    findings: vec![finding("F1", scenario)],
-                    model: Some("opus".into()),
-                    summary: Some("One off-by-one.".into()),
-                    by: None,
-                    learnings: Vec::new(),
-                },
+                verdict(1, vec![finding("F1", scenario)], Some("One off-by-one.")),
             ),
             (
                 "assayer",
@@ -218,19 +223,7 @@ mod tests {
                     }],
                 },
             ),
-            (
-                "assayer",
-                EventKind::Verdict {
-                    sha: sha(2),
-                    round: 2,
-                    approved: true,
-                    findings: vec![],
-                    model: Some("opus".into()),
-                    summary: None,
-                    by: None,
-                    learnings: Vec::new(),
-                },
-            ),
+            ("assayer", verdict(2, vec![], None)),
             (
                 "assayer",
                 EventKind::Hallmarked {

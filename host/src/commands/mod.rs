@@ -283,6 +283,33 @@ pub fn since(ctx: &Ctx, s: &str) -> Result<String> {
     Ok(crate::clock::stamp(ctx.now - d))
 }
 
+// Where an item stands and where it lives: the part of their replies that `hall new` and
+// `hall adopt` share. Not a doc comment: schemars would make it the description of each
+// reply that flattens it in, and their schemas would change.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct Placed {
+    pub item: ItemId,
+    pub title: String,
+    pub branch: String,
+    pub base: String,
+    pub worktree: String,
+    pub state: State,
+}
+
+impl Placed {
+    /// Item `id` as it is now.
+    pub fn of(id: ItemId, item: &Item) -> Placed {
+        Placed {
+            item: id,
+            title: item.title.clone(),
+            branch: item.branch.clone(),
+            base: item.base.clone(),
+            worktree: item.worktree.clone().unwrap_or_default(),
+            state: item.state,
+        }
+    }
+}
+
 /// A reply that shows one item after a state change.
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct ItemReply {

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Ctx, Hall, Reply, next_text};
+use super::{Ctx, Hall, Placed, Reply, next_text};
 use crate::cli::NewArgs;
 use crate::error::{Code, HallError, Result};
 use crate::git;
@@ -13,12 +13,8 @@ use crate::template;
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct NewReply {
-    pub item: ItemId,
-    pub title: String,
-    pub branch: String,
-    pub base: String,
-    pub worktree: String,
-    pub state: State,
+    #[serde(flatten)]
+    pub placed: Placed,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub issue: Option<u64>,
     /// The item this one is a part of (`--parent`).
@@ -279,7 +275,9 @@ fn add_part(
     let made = part_item(ctx, hall, (parent, &parent_item), &part, request)?;
     let mut reply = finish_reply(hall, args, made, request)?;
     reply.parent = Some(parent);
-    reply.next.insert(0, format!("hall merge {}", reply.item));
+    reply
+        .next
+        .insert(0, format!("hall merge {}", reply.placed.item));
     Ok(reply.into_reply())
 }
 
@@ -389,12 +387,7 @@ fn finish_reply(
         ));
     }
     let reply = NewReply {
-        item: id,
-        title: item.title.clone(),
-        branch: item.branch.clone(),
-        base: item.base.clone(),
-        worktree: worktree.clone(),
-        state: item.state,
+        placed: Placed::of(id, &item),
         issue: item.issue,
         parent: item.parent,
         intake: None,
@@ -409,7 +402,7 @@ impl NewReply {
     fn into_reply(self) -> Reply {
         let mut text = format!(
             "{} \"{}\" is in the Workshop.\n  branch   {}\n  worktree {}\n",
-            self.item, self.title, self.branch, self.worktree
+            self.placed.item, self.placed.title, self.placed.branch, self.placed.worktree
         );
         if let Some(parent) = self.parent {
             text.push_str(&format!("  part of  {parent}\n"));

@@ -7,21 +7,26 @@ use std::path::Path;
 
 use super::{Invocation, Result, run};
 
+/// `git diff` of `what` with `context` lines around each change, as this module reads
+/// diffs: no colour, and no diff driver or text conversion that the repository's
+/// attributes could name.
+fn raw_diff(dir: &Path, context: u32, what: &[&str]) -> Result<String> {
+    let context = format!("-U{context}");
+    let mut args = vec![
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        &context,
+    ];
+    args.extend_from_slice(what);
+    run(dir, &args)
+}
+
 /// A diff normalised for comparing two versions of one change: no blob ids, and hunk
 /// headers without their line numbers (where a hunk lands moves with its base).
 fn normalised_diff(dir: &Path, from: &str, to: &str) -> Result<String> {
-    let range = format!("{from}..{to}");
-    let text = run(
-        dir,
-        &[
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "-U3",
-            &range,
-        ],
-    )?;
+    let text = raw_diff(dir, 3, &[&format!("{from}..{to}")])?;
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         if line.starts_with("index ") {
@@ -69,18 +74,7 @@ pub fn interdiff(
         Ok(id.trim().to_string())
     };
     let (a, b) = (blob(before)?, blob(after)?);
-    let text = run(
-        dir,
-        &[
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "-U2",
-            &a,
-            &b,
-        ],
-    )?;
+    let text = raw_diff(dir, 2, &[&a, &b])?;
     let lines = text
         .lines()
         .filter(|l| {

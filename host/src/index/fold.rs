@@ -8,6 +8,7 @@ use std::path::Path;
 use rusqlite::{Transaction, params};
 
 use super::*;
+use crate::item::state::Question;
 
 /// Folding fails with a [`Fault`], so the caller can tell a damaged file from the rest.
 type Result<T, E = Fault> = std::result::Result<T, E>;
@@ -340,28 +341,23 @@ fn record_side_tables(tx: &Transaction<'_>, item: Option<u32>, e: &Event) -> Res
                 u.request_id
             ])?;
         }
-        EventKind::Asked {
-            qid,
-            question,
-            options,
-            default,
-            wait_until,
-            session,
-        } => {
-            tx.execute(
-                "INSERT OR REPLACE INTO questions(qid,item,question,options,dflt,asked,wait_until,session,answer,by_default)
-                 VALUES(?1,?2,?3,?4,?5,?6,?7,?8,NULL,0)",
-                params![
-                    qid.0,
-                    item,
-                    question,
-                    serde_json::to_string(options).unwrap_or_default(),
-                    default,
-                    e.t,
-                    wait_until,
-                    session
-                ],
-            )?;
+        EventKind::Asked { .. } => {
+            if let Some(q) = Question::asked(e) {
+                tx.execute(
+                    "INSERT OR REPLACE INTO questions(qid,item,question,options,dflt,asked,wait_until,session,answer,by_default)
+                     VALUES(?1,?2,?3,?4,?5,?6,?7,?8,NULL,0)",
+                    params![
+                        q.qid.0,
+                        item,
+                        q.question,
+                        serde_json::to_string(&q.options).unwrap_or_default(),
+                        q.default,
+                        q.asked,
+                        q.wait_until,
+                        q.session
+                    ],
+                )?;
+            }
         }
         EventKind::Answered {
             qid,

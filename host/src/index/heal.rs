@@ -410,6 +410,19 @@ mod tests {
             .collect()
     }
 
+    /// The one line the log holds: a rebuild started `during` opening or a query, for a
+    /// reason that says `why`.
+    fn one_rebuild(journal: &Journal, during: &str, why: &str) -> serde_json::Value {
+        let log = log_lines(journal);
+        assert_eq!(log.len(), 1, "{log:?}");
+        assert_eq!(log[0]["during"], during);
+        assert!(
+            log[0]["reason"].as_str().is_some_and(|r| r.contains(why)),
+            "{log:?}"
+        );
+        log[0].clone()
+    }
+
     fn journal_bytes(journal: &Journal) -> Vec<Vec<u8>> {
         let mut files: Vec<Vec<u8>> = journal
             .item_ids()
@@ -441,17 +454,9 @@ mod tests {
         assert_eq!(index.healed(), None);
         assert_eq!(titles(&index), ["Item 1", "Item 2", "Item 3"]);
         assert!(index.healed().is_some(), "the query rebuilt the file");
-        let log = log_lines(&journal);
-        assert_eq!(log.len(), 1, "{log:?}");
-        assert_eq!(log[0]["event"], "rebuilt");
-        assert_eq!(log[0]["during"], "query");
-        assert_eq!(log[0]["files"], 4, "three items and the repo file");
-        assert!(
-            log[0]["reason"]
-                .as_str()
-                .is_some_and(|r| r.contains("malformed")),
-            "{log:?}"
-        );
+        let line = one_rebuild(&journal, "query", "malformed");
+        assert_eq!(line["event"], "rebuilt");
+        assert_eq!(line["files"], 4, "three items and the repo file");
         assert_eq!(
             journal_bytes(&journal),
             before,
@@ -505,15 +510,7 @@ mod tests {
         smash(&journal.index_file(), 0, 100);
         let index = Index::open(&journal).expect("opens");
         assert_eq!(titles(&index), ["Item 1", "Item 2"]);
-        let log = log_lines(&journal);
-        assert_eq!(log.len(), 1, "{log:?}");
-        assert_eq!(log[0]["during"], "open");
-        assert!(
-            log[0]["reason"]
-                .as_str()
-                .is_some_and(|r| r.contains("not a database")),
-            "{log:?}"
-        );
+        one_rebuild(&journal, "open", "not a database");
     }
 
     /// A rebuild that doesn't cure the damage must not start another: the second sign is

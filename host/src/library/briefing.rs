@@ -121,26 +121,15 @@ pub fn brief(
 /// What fitting a learning into a briefing needs of it: everything but its body's text,
 /// of which only the length on one line counts until the line is known to fit.
 trait Candidate {
-    fn id(&self) -> LearningId;
-    fn kind(&self) -> LearningKind;
-    fn title(&self) -> &str;
-    fn paths(&self) -> &[String];
+    /// Its card; the body may be left unread (empty) until the line is known to fit.
+    fn card(&self) -> &Card;
     /// The characters of the body on one line (whitespace runs as one space).
     fn summary_chars(&self) -> usize;
 }
 
 impl Candidate for Card {
-    fn id(&self) -> LearningId {
-        self.id
-    }
-    fn kind(&self) -> LearningKind {
-        self.kind
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn paths(&self) -> &[String] {
-        &self.paths
+    fn card(&self) -> &Card {
+        self
     }
     fn summary_chars(&self) -> usize {
         summary_chars(&self.body)
@@ -232,16 +221,17 @@ fn plan<C: Candidate>(
     let mut placed: HashSet<LearningId> = HashSet::new();
     let mut candidates: Vec<Try<'_, C>> = Vec::new();
     for (i, l) in scoped.iter().enumerate() {
-        if placed.contains(&l.id()) {
+        let card = l.card();
+        if placed.contains(&card.id) {
             continue;
         }
-        let best = l
-            .paths()
+        let best = card
+            .paths
             .iter()
             .filter(|g| under.matches(g))
             .max_by_key(|g| specificity(g));
         if let Some(glob) = best {
-            placed.insert(l.id());
+            placed.insert(card.id);
             candidates.push(Try {
                 from: Origin::Scoped(i),
                 learning: l,
@@ -254,11 +244,11 @@ fn plan<C: Candidate>(
     candidates.sort_by(|a, b| {
         (b.specificity)
             .cmp(&a.specificity)
-            .then(a.learning.id().cmp(&b.learning.id()))
+            .then(a.learning.card().id.cmp(&b.learning.card().id))
     });
     let shown: String = clip(query.split_whitespace().collect::<Vec<_>>().join(" "), 60);
     for (i, l) in found.iter().enumerate() {
-        if placed.insert(l.id()) {
+        if placed.insert(l.card().id) {
             candidates.push(Try {
                 from: Origin::Found(i),
                 learning: l,
@@ -291,7 +281,7 @@ fn plan<C: Candidate>(
         let why = glob.map_or(search_why, |g| path_why + g.chars().count());
         let tokens = line_chars(l, why).div_ceil(4);
         if out.tokens + tokens > cap {
-            out.left_out.push(l.id());
+            out.left_out.push(l.card().id);
             continue;
         }
         out.tokens += tokens;
@@ -301,11 +291,12 @@ fn plan<C: Candidate>(
             },
             None => search.clone(),
         };
+        let card = l.card();
         out.lines.push(Planned {
             from,
-            id: l.id(),
-            kind: l.kind(),
-            title: l.title().to_string(),
+            id: card.id,
+            kind: card.kind,
+            title: card.title.clone(),
             scope,
             tokens,
         });
@@ -335,8 +326,9 @@ pub(super) fn summary_chars(text: &str) -> usize {
 fn line_chars(l: &impl Candidate, why: usize) -> usize {
     let fixed = "- ".len() + " [".len() + "] ".len() + " (".len() + "): ".len() + "\n".len();
     // An id is written `L-` and at least four digits.
+    let card = l.card();
     let mut digits = 1;
-    let mut n = l.id().0;
+    let mut n = card.id.0;
     while n >= 10 {
         n /= 10;
         digits += 1;
@@ -344,8 +336,8 @@ fn line_chars(l: &impl Candidate, why: usize) -> usize {
     fixed
         + 2
         + digits.max(4)
-        + l.kind().as_str().chars().count()
-        + l.title().chars().count()
+        + card.kind.as_str().chars().count()
+        + card.title.chars().count()
         + why
         + l.summary_chars()
 }
@@ -468,28 +460,17 @@ impl Library {
     }
 }
 
-/// A learning in force as a briefing plans with it: a row of `docs` without the body.
+/// A learning in force as a briefing plans with it: a row of `docs`, its card without
+/// the body, which is read by `rowid` only for a line that fits.
 struct Row {
     rowid: i64,
-    id: LearningId,
-    kind: LearningKind,
-    title: String,
-    paths: Vec<String>,
+    card: Card,
     summary_chars: usize,
 }
 
 impl Candidate for Row {
-    fn id(&self) -> LearningId {
-        self.id
-    }
-    fn kind(&self) -> LearningKind {
-        self.kind
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn paths(&self) -> &[String] {
-        &self.paths
+    fn card(&self) -> &Card {
+        &self.card
     }
     fn summary_chars(&self) -> usize {
         self.summary_chars
@@ -505,10 +486,13 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<Row>> {
     };
     Ok(Some(Row {
         rowid: r.get(0)?,
-        id,
-        kind,
-        title: r.get(3)?,
-        paths: paths.lines().map(str::to_string).collect(),
+        card: Card {
+            id,
+            kind,
+            title: r.get(3)?,
+            paths: paths.lines().map(str::to_string).collect(),
+            body: String::new(),
+        },
         summary_chars: usize::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
     }))
 }
@@ -542,7 +526,7 @@ impl Search {
             "SELECT doc, id, kind, title, paths, chars FROM scopes
              WHERE prefix = ?1 AND status = 'accepted'",
             row,
-            |r| r.id,
+            |r| r.card.id,
         )
     }
 

@@ -63,6 +63,16 @@ fn wrong(current: &Learning, message: impl Into<String>) -> LibraryError {
     }
 }
 
+/// The status a proposal (or an update) is written with: in force at once when its kind
+/// is auto-accepted, otherwise waiting as `proposed`.
+fn proposal_status(accepted: bool) -> LearningStatus {
+    if accepted {
+        LearningStatus::Accepted
+    } else {
+        LearningStatus::Proposed
+    }
+}
+
 impl Library {
     fn auto_accepts(&self, draft: &Draft) -> bool {
         self.settings.auto_accept.contains(&draft.kind)
@@ -86,11 +96,7 @@ impl Library {
                 id,
                 kind: draft.kind,
                 title: draft.title.trim().to_string(),
-                status: if accepted {
-                    LearningStatus::Accepted
-                } else {
-                    LearningStatus::Proposed
-                },
+                status: proposal_status(accepted),
                 version: 1,
                 paths: draft.paths,
                 created: stamp.t.clone(),
@@ -137,11 +143,7 @@ impl Library {
             meta: Meta {
                 kind: draft.kind,
                 title: draft.title.trim().to_string(),
-                status: if accepted {
-                    LearningStatus::Accepted
-                } else {
-                    LearningStatus::Proposed
-                },
+                status: proposal_status(accepted),
                 version,
                 paths: draft.paths,
                 updated: stamp.t.clone(),

@@ -68,7 +68,7 @@ pub(super) fn cached_pass(hall: &Hall, key: &str) -> bool {
 
 /// Appends one run of `check` (at `sha`, for item `id`) to the checks cache under `key`;
 /// a pass there is served to any later run on the same tree.
-fn record_run(
+pub(super) fn record_run(
     hall: &Hall,
     ctx: &Ctx,
     key: &str,
@@ -77,24 +77,11 @@ fn record_run(
     check: &str,
     (exit_code, duration_ms): (i32, u64),
 ) -> Result<()> {
+    let cache = hall.journal.root().join("checks-cache");
+    std::fs::create_dir_all(&cache).at(&cache)?;
     let line = json!({ "t": ctx.stamp, "sha": sha, "item": id, "check": check, "exit_code": exit_code, "duration_ms": duration_ms });
     crate::journal::file::append_raw(&cache_file(hall, key), &format!("{line}\n"))?;
     Ok(())
-}
-
-/// [`record_run`] for a pass.
-pub(super) fn record_pass(
-    hall: &Hall,
-    ctx: &Ctx,
-    key: &str,
-    sha: &Sha,
-    id: ItemId,
-    check: &str,
-    duration_ms: u64,
-) -> Result<()> {
-    let cache = hall.journal.root().join("checks-cache");
-    std::fs::create_dir_all(&cache).at(&cache)?;
-    record_run(hall, ctx, key, sha, id, check, (0, duration_ms))
 }
 
 /// One run of a check or setup command.
@@ -362,8 +349,6 @@ pub(super) fn bench(hall: &Hall, ctx: &Ctx, id: ItemId, sha: &Sha, rules_at: Sha
     if let Some(jail) = &jail {
         let dir = crate::hall::worktree::loop_checkout(hall, id, sha)?;
         let tree = git::tree_of(&dir, sha)?;
-        let cache = hall.journal.root().join("checks-cache");
-        std::fs::create_dir_all(&cache).at(&cache)?;
         let mut prepared = false;
         for check in &checks {
             let key = cache_key(&tree, check, &checks);
@@ -521,7 +506,7 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 mod cache_tests {
     use std::sync::Arc;
 
-    use super::{cache_file, cached_pass, record_pass};
+    use super::{cache_file, cached_pass, record_run};
     use crate::item::{ItemId, Sha};
     use crate::office::tests::{Bench, NoRuns};
 
@@ -533,7 +518,7 @@ mod cache_tests {
         let id = ItemId(1);
         assert!(!cached_pass(hall, "k"));
         for _ in 0..2 {
-            record_pass(hall, ctx, "k", &sha, id, "cargo test", 5).unwrap();
+            record_run(hall, ctx, "k", &sha, id, "cargo test", (0, 5)).unwrap();
         }
         let text = std::fs::read_to_string(cache_file(hall, "k")).unwrap();
         assert_eq!(text.lines().count(), 2, "{text}");

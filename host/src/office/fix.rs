@@ -358,8 +358,9 @@ mod tests {
     use crate::clock::Clock;
     use crate::config::Config;
     use crate::git::Repo;
-    use crate::item::{Event, HoldKind, Source};
+    use crate::item::HoldKind;
     use crate::journal::Journal;
+    use crate::office::tests::{created_and_ready, git_in, kinds};
 
     /// A stand-in for the fixer's model run: it may commit in the worktree, the way a
     /// fixer that forgets `hall fixed` does, and answers with `outcome`.
@@ -388,26 +389,6 @@ mod tests {
         }
     }
 
-    fn git_in(dir: &Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
     /// A repository with one item in `fixing` after a failed check, its worktree the
     /// main checkout, and the fixer's run going through `runner`.
     fn world(runner: Arc<Scripted>) -> (tempfile::TempDir, Hall, Ctx, ItemId, Sha) {
@@ -427,31 +408,12 @@ mod tests {
         let at = crate::clock::parse("2026-11-02T09:00:00Z").unwrap();
         let ctx = Ctx::at(root.clone(), Clock::fixed(at), "fixer");
         let event = |id, kind| ctx.event(Some(id), kind);
+        let worktree = root.display().to_string();
         let (id, _) = hall
             .journal
             .create_item(|id| {
-                Ok::<_, crate::error::HallError>(vec![
-                    event(
-                        id,
-                        EventKind::Created {
-                            title: "Cap retries".into(),
-                            request: None,
-                            branch: "main".into(),
-                            base: "main".into(),
-                            worktree: Some(root.display().to_string()),
-                            source: Source::New,
-                            issue: None,
-                            pr: None,
-                        },
-                    ),
-                    event(
-                        id,
-                        EventKind::Ready {
-                            sha: sha.clone(),
-                            round: 1,
-                            note: None,
-                        },
-                    ),
+                let mut lines = created_and_ready(&ctx, id, "main", &worktree, &sha);
+                lines.extend([
                     event(
                         id,
                         EventKind::CheckRun {
@@ -471,7 +433,8 @@ mod tests {
                             failed: vec!["sh check.sh".into()],
                         },
                     ),
-                ])
+                ]);
+                Ok::<_, crate::error::HallError>(lines)
             })
             .unwrap();
         (dir, hall, ctx, id, sha)
@@ -491,10 +454,6 @@ mod tests {
             outcome: o,
             calls: std::sync::Mutex::new(Vec::new()),
         })
-    }
-
-    fn kinds(events: &[Event]) -> Vec<&'static str> {
-        events.iter().map(|e| e.kind.name()).collect()
     }
 
     #[test]

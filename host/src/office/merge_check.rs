@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::checks::{cache_key, cached_pass, record_pass, run_command};
+use super::checks::{cache_key, cached_pass, record_run, run_command};
 use crate::error::{HallError, Result};
 use crate::git;
 use crate::hall::{Ctx, Hall};
@@ -254,7 +254,7 @@ fn run_gates(
             id,
         )?;
         if ran.exit_code == 0 {
-            record_pass(hall, ctx, &key, commit, id, check, ran.duration_ms)?;
+            record_run(hall, ctx, &key, commit, id, check, (0, ran.duration_ms))?;
         } else {
             failed.push(check.clone());
         }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 pub use describe::describe;
 
-use crate::item::outcome::{Outcome, outcomes};
+use crate::item::outcome::{Outcome, Told, outcomes};
 use crate::item::{Event, EventKind, Item, ItemId};
 
 /// The record of item `id` from its events.
@@ -148,57 +148,7 @@ fn rounds(md: &mut String, events: &[Event]) {
                     md.push_str(&indented(&fenced(o)));
                 }
             }
-            EventKind::Verdict {
-                round,
-                approved,
-                findings,
-                model,
-                summary,
-                by,
-                learnings,
-                ..
-            } => {
-                let who = by.clone().or_else(|| model.clone()).unwrap_or_default();
-                let _ = writeln!(
-                    md,
-                    "\n**Verdict** ({}{}): {}",
-                    at(e),
-                    if who.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", {}", inline(&who))
-                    },
-                    if *approved { "approved" } else { "rejected" }
-                );
-                if let Some(s) = summary {
-                    let _ = writeln!(md, "\n{}\n", quoted(s));
-                }
-                for f in findings {
-                    let end = told
-                        .iter()
-                        .find(|t| {
-                            t.raised
-                                .iter()
-                                .zip(&t.ids)
-                                .any(|(r, i)| r == round && *i == f.id)
-                        })
-                        .map(|t| outcome_text(&t.outcome))
-                        .unwrap_or_default();
-                    let _ = writeln!(
-                        md,
-                        "- **{}** [{}, {}] `{}`: {}{}",
-                        inline(&f.id),
-                        f.severity,
-                        f.lens,
-                        code(&f.location()),
-                        inline(&f.scenario),
-                        end
-                    );
-                }
-                if !learnings.is_empty() {
-                    let _ = writeln!(md, "- learnings used: {}", inline(&learnings.join(", ")));
-                }
-            }
+            EventKind::Verdict { .. } => verdict(md, e, &told),
             EventKind::Distilled { problems, .. } => {
                 let said = describe(&e.kind);
                 let _ = writeln!(md, "\n**Librarian** ({}): {}", at(e), inline(&said));
@@ -268,6 +218,54 @@ fn rounds(md: &mut String, events: &[Event]) {
     }
     if !in_round {
         md.push_str("\nNo round of review yet.\n");
+    }
+}
+
+/// A verdict in its round: who gave it and how it went, its summary, each finding with
+/// what became of it, and the learnings it used.
+fn verdict(md: &mut String, e: &Event, told: &[Told]) {
+    let Some(v) = e.kind.verdict() else {
+        return;
+    };
+    let who = v.by.or(v.model).unwrap_or_default();
+    let _ = writeln!(
+        md,
+        "\n**Verdict** ({}{}): {}",
+        at(e),
+        if who.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", inline(who))
+        },
+        if v.approved { "approved" } else { "rejected" }
+    );
+    if let Some(s) = v.summary {
+        let _ = writeln!(md, "\n{}\n", quoted(s));
+    }
+    for f in v.findings {
+        let end = told
+            .iter()
+            .find(|t| {
+                t.raised
+                    .iter()
+                    .zip(&t.ids)
+                    .any(|(r, i)| *r == v.round && *i == f.id)
+            })
+            .map(|t| outcome_text(&t.outcome))
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "- **{}** [{}, {}] `{}`: {}{}",
+            inline(&f.id),
+            f.severity,
+            f.lens,
+            code(&f.location()),
+            inline(&f.scenario),
+            end
+        );
+    }
+    if !v.learnings.is_empty() {
+        let _ = writeln!(md, "- learnings used: {}", inline(&v.learnings.join(", ")));
     }
 }
 

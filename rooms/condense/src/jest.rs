@@ -8,7 +8,7 @@
 //! compile or cannot import reports no failing test at all.
 
 use crate::Body;
-use crate::text::{Line, looks_like_problem};
+use crate::text::{Line, block_shape, looks_like_problem, nonblank};
 
 /// Diff lines kept per failure.
 const DIFF_CAP: usize = 10;
@@ -57,7 +57,7 @@ pub(crate) fn filter(lines: &[Line]) -> Option<Body> {
             if title != "Console" {
                 blocks += 1;
                 let compact = compact_block(&lines[i + 1..j]);
-                let shape = block_shape(&compact);
+                let shape = block_shape(&compact, is_value_line);
                 match seen.iter().find(|(s, _)| *s == shape) {
                     // `each` tables fail the same check with other values:
                     // show the first in full, then only the values.
@@ -132,14 +132,7 @@ fn compact_block(block: &[Line]) -> Vec<String> {
     let mut errors = 0;
     let mut frame_kept = false;
     let mut at_kept = false;
-    let mut k = 0;
-    while k < block.len() {
-        let raw = block[k].text.as_str();
-        let t = raw.trim();
-        k += 1;
-        if t.is_empty() {
-            continue;
-        }
+    for (_, t) in nonblank(block) {
         if let Some(at) = t.strip_prefix("at ") {
             if !at_kept && !at.contains("node_modules") && !at.contains("node:") && at.contains(':')
             {
@@ -202,19 +195,6 @@ fn is_value_line(l: &str) -> bool {
         || t.starts_with("+ ")
         || t.contains("Error:")
         || t.starts_with("thrown:")
-}
-
-/// A compacted block with its values removed and numbers blanked.
-fn block_shape(block: &[String]) -> Vec<String> {
-    block
-        .iter()
-        .filter(|l| !is_value_line(l))
-        .map(|l| {
-            l.chars()
-                .map(|c| if c.is_ascii_digit() { '#' } else { c })
-                .collect()
-        })
-        .collect()
 }
 
 /// jest's generic advice in "Test suite failed to run" blocks.

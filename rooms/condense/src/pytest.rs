@@ -9,7 +9,7 @@
 //! "no tests collected" by other condensers.
 
 use crate::Body;
-use crate::text::{Line, looks_like_problem};
+use crate::text::{Line, block_shape, looks_like_problem};
 
 /// `E` lines kept per failure before the rest is referred to the log.
 const E_CAP: usize = 12;
@@ -89,7 +89,8 @@ pub(crate) fn filter(lines: &[Line]) -> Option<Body> {
                         j += 1;
                     }
                     let compact = compact_block(&lines[i + 1..j]);
-                    let shape = block_shape(&compact);
+                    // Without its `E` lines: equal shapes mean the same code path failed.
+                    let shape = block_shape(&compact, |l| l.starts_with('E'));
                     match seen.iter().find(|(s, _)| *s == shape) {
                         // Parametrized cases often fail the same way: show
                         // the first trace, then only what differs.
@@ -169,20 +170,6 @@ pub(crate) fn filter(lines: &[Line]) -> Option<Body> {
     }
     body.failures = blocks.max(summary_items) + usize::from(crashed);
     Some(body)
-}
-
-/// A compacted block without its `E` lines and with numbers blanked: equal
-/// shapes mean the same code path failed.
-fn block_shape(block: &[String]) -> Vec<String> {
-    block
-        .iter()
-        .filter(|l| !l.starts_with('E'))
-        .map(|l| {
-            l.chars()
-                .map(|c| if c.is_ascii_digit() { '#' } else { c })
-                .collect()
-        })
-        .collect()
 }
 
 /// `==== TITLE ====` (or `!!!! Interrupted … !!!!`), returns the title.

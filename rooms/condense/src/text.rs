@@ -253,13 +253,7 @@ pub fn fold_similar(lines: &[Line]) -> Vec<Line> {
     let shape = |s: &str| -> String {
         let mut out = String::with_capacity(s.len());
         for c in s.chars() {
-            if c.is_ascii_digit() {
-                if !out.ends_with('#') {
-                    out.push('#');
-                }
-            } else {
-                out.push(c);
-            }
+            push_blanking_numbers(&mut out, c);
         }
         out
     };
@@ -286,6 +280,18 @@ pub fn fold_similar(lines: &[Line]) -> Vec<Line> {
         i = j;
     }
     out
+}
+
+/// Pushes `c` onto `out`, writing a run of digits as one `#`: lines that differ only in
+/// their numbers come out the same.
+fn push_blanking_numbers(out: &mut String, c: char) {
+    if c.is_ascii_digit() {
+        if !out.ends_with('#') {
+            out.push('#');
+        }
+    } else {
+        out.push(c);
+    }
 }
 
 /// Does this line look like it reports a problem? Used to rescue lines from
@@ -342,13 +348,7 @@ pub fn message_shape(msg: &str) -> String {
             continue;
         }
         if !in_tick {
-            if c.is_ascii_digit() {
-                if !out.ends_with('#') {
-                    out.push('#');
-                }
-            } else {
-                out.push(c);
-            }
+            push_blanking_numbers(&mut out, c);
         }
     }
     out
@@ -359,9 +359,37 @@ pub fn tick_spans(msg: &str) -> Vec<&str> {
     msg.split('`').skip(1).step_by(2).collect()
 }
 
+/// The lines of `block` that are not blank, trimmed, each with its index in `block`.
+pub fn nonblank(block: &[Line]) -> impl Iterator<Item = (usize, &str)> {
+    block
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i, l.text.trim()))
+        .filter(|(_, t)| !t.is_empty())
+}
+
+/// A compacted failure block without the lines `is_value` picks out and with its
+/// numbers blanked: two failures of one shape are the same check failing, only with
+/// other values.
+pub fn block_shape(block: &[String], is_value: impl Fn(&str) -> bool) -> Vec<String> {
+    block
+        .iter()
+        .filter(|l| !is_value(l.as_str()))
+        .map(|l| {
+            l.chars()
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn texts(lines: &[Line]) -> Vec<&str> {
+        lines.iter().map(|l| l.text.as_str()).collect()
+    }
 
     #[test]
     fn plain_text_keeps_lines_and_origins() {
@@ -381,10 +409,7 @@ mod tests {
     #[test]
     fn crlf_is_a_plain_newline() {
         let l = clean("one\r\ntwo\r\n");
-        assert_eq!(
-            l.iter().map(|l| l.text.as_str()).collect::<Vec<_>>(),
-            ["one", "two"]
-        );
+        assert_eq!(texts(&l), ["one", "two"]);
     }
 
     #[test]
@@ -396,10 +421,7 @@ mod tests {
     #[test]
     fn cursor_up_and_erase_overwrite_status_lines() {
         let l = clean("RUNS a.test.js\n\x1b[1A\x1b[KPASS a.test.js\nsummary\n");
-        assert_eq!(
-            l.iter().map(|l| l.text.as_str()).collect::<Vec<_>>(),
-            ["PASS a.test.js", "summary"]
-        );
+        assert_eq!(texts(&l), ["PASS a.test.js", "summary"]);
     }
 
     #[test]
@@ -419,10 +441,7 @@ mod tests {
     fn repeats_fold_with_count() {
         let lines = clean("a\nx\nx\nx\nb\n");
         let f = fold_repeats(&lines);
-        assert_eq!(
-            f.iter().map(|l| l.text.as_str()).collect::<Vec<_>>(),
-            ["a", "x [x3]", "b"]
-        );
+        assert_eq!(texts(&f), ["a", "x [x3]", "b"]);
     }
 
     #[test]

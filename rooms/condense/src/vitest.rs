@@ -8,7 +8,7 @@
 //! "Unhandled Errors" count as failures even when no test failed.
 
 use crate::Body;
-use crate::text::{Line, looks_like_problem};
+use crate::text::{Line, block_shape, looks_like_problem, nonblank};
 
 const DIFF_CAP: usize = 10;
 
@@ -78,7 +78,7 @@ pub(crate) fn filter(lines: &[Line]) -> Option<Body> {
             blocks += 1;
             let header = t.trim().to_string();
             let compact = compact_block(&lines[i + 1..j]);
-            let shape = block_shape(&compact);
+            let shape = block_shape(&compact, is_value_line);
             match seen.iter().find(|(s, _)| *s == shape) {
                 // `each` tables fail the same check with other values: the
                 // first is shown in full, the rest by their message only.
@@ -165,26 +165,20 @@ fn compact_block(block: &[Line]) -> Vec<String> {
     let mut diff = 0;
     let mut loc_kept = false;
     let mut first_message = true;
-    let mut k = 0;
-    while k < block.len() {
-        let raw = block[k].text.as_str();
-        let t = raw.trim();
-        k += 1;
-        if t.is_empty() {
-            continue;
-        }
+    for (k, t) in nonblank(block) {
         if let Some(loc) = t.strip_prefix("❯ ") {
             if !loc_kept && !loc.contains("node_modules") && !loc.contains("node:") {
                 out.push(format!("  ❯ {loc}"));
                 loc_kept = true;
                 // The source line the caret points at sits just above it.
-                let mut m = k;
+                let next = k + 1;
+                let mut m = next;
                 while m < block.len() {
                     let f = block[m].text.trim();
                     if f.starts_with('|') && f.contains('^') {
                         // The caret itself is dropped: the location above
                         // already carries the column.
-                        if m > k {
+                        if m > next {
                             out.push(format!("  {}", block[m - 1].text.trim()));
                         }
                         break;
@@ -255,19 +249,6 @@ fn drop_redundant_diff(out: Vec<String>) -> Vec<String> {
 fn is_value_line(l: &str) -> bool {
     let t = l.trim_start();
     t.starts_with("- ") || t.starts_with("+ ") || t.contains("Error:") || t.starts_with('[')
-}
-
-/// A compacted block with its values removed and numbers blanked.
-fn block_shape(block: &[String]) -> Vec<String> {
-    block
-        .iter()
-        .filter(|l| !is_value_line(l))
-        .map(|l| {
-            l.chars()
-                .map(|c| if c.is_ascii_digit() { '#' } else { c })
-                .collect()
-        })
-        .collect()
 }
 
 /// vitest code frames: `  7|     expect(…)` and `   |     ^`.

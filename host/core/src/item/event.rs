@@ -583,7 +583,49 @@ pub enum EventKind {
     Other,
 }
 
+/// A verdict line's parts, borrowed from its event: for a reader that takes in the whole
+/// verdict (the record renders it, a test checks it) rather than a field or two.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VerdictParts<'a> {
+    pub sha: &'a Sha,
+    pub round: u32,
+    pub approved: bool,
+    pub findings: &'a [Finding],
+    pub model: Option<&'a str>,
+    pub summary: Option<&'a str>,
+    /// `you` for a person's override, `carried` for an approval kept across a rebase.
+    pub by: Option<&'a str>,
+    pub learnings: &'a [String],
+}
+
 impl EventKind {
+    /// The verdict's parts, when this is a verdict.
+    pub fn verdict(&self) -> Option<VerdictParts<'_>> {
+        let EventKind::Verdict {
+            sha,
+            round,
+            approved,
+            findings,
+            model,
+            summary,
+            by,
+            learnings,
+        } = self
+        else {
+            return None;
+        };
+        Some(VerdictParts {
+            sha,
+            round: *round,
+            approved: *approved,
+            findings,
+            model: model.as_deref(),
+            summary: summary.as_deref(),
+            by: by.as_deref(),
+            learnings,
+        })
+    }
+
     /// Every kind's name, as [`EventKind::name`] gives it (what `hall log --kind` accepts).
     pub const KINDS: &'static [&'static str] = &[
         "created",

@@ -138,6 +138,35 @@ pub struct Question {
     pub by_default: bool,
 }
 
+impl Question {
+    /// The question an `asked` event puts, not yet answered; `None` for any other event.
+    /// The item's fold and the index's questions table both take a question from here.
+    pub fn asked(event: &Event) -> Option<Question> {
+        let EventKind::Asked {
+            qid,
+            question,
+            options,
+            default,
+            wait_until,
+            session,
+        } = &event.kind
+        else {
+            return None;
+        };
+        Some(Question {
+            qid: *qid,
+            question: question.clone(),
+            options: options.clone(),
+            default: default.clone(),
+            wait_until: wait_until.clone(),
+            session: session.clone(),
+            asked: event.t.clone(),
+            answer: None,
+            by_default: false,
+        })
+    }
+}
+
 /// How a shipped item's PR ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Delivery {
@@ -483,28 +512,10 @@ impl Item {
                     next: next.clone(),
                 });
             }
-            EventKind::Asked {
-                qid,
-                question,
-                options,
-                default,
-                wait_until,
-                session,
-            } => {
-                self.questions.insert(
-                    qid.0,
-                    Question {
-                        qid: *qid,
-                        question: question.clone(),
-                        options: options.clone(),
-                        default: default.clone(),
-                        wait_until: wait_until.clone(),
-                        session: session.clone(),
-                        asked: t.to_string(),
-                        answer: None,
-                        by_default: false,
-                    },
-                );
+            EventKind::Asked { .. } => {
+                if let Some(q) = Question::asked(event) {
+                    self.questions.insert(q.qid.0, q);
+                }
             }
             EventKind::Answered {
                 qid,

@@ -45,6 +45,17 @@ fn one() -> u32 {
     1
 }
 
+/// Replaces `counters.json` at `path` with `counters`, in one atomic write.
+fn write_counters(path: &Path, counters: &Counters) -> Result<()> {
+    let bytes = serde_json::to_vec(counters).map_err(|e| {
+        io_error(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
+    })?;
+    file::write_atomic(path, &bytes).map_err(|e| io_error(path, e))
+}
+
 /// A file error with the path it happened to.
 pub fn io_error(path: &Path, source: std::io::Error) -> JournalError {
     JournalError::Io {
@@ -267,37 +278,43 @@ impl Journal {
 
     /// Takes the next number from `counters.json` under its lock.
     fn bump(&self, field: impl Fn(&mut Counters) -> &mut u32) -> Result<u32> {
-        let lock_path = self.root.join("counters.lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| io_error(&lock_path, e))?;
-        FileExt::lock(&lock).map_err(|e| io_error(&lock_path, e))?;
-        let path = self.root.join("counters.json");
-        let mut counters: Counters = match std::fs::read(&path) {
-            Ok(b) => serde_json::from_slice(&b).unwrap_or_else(|_| self.recount()),
-            Err(_) => self.recount(),
-        };
-        let slot = field(&mut counters);
-        let n = (*slot).max(1);
-        *slot = n + 1;
-        let bytes = serde_json::to_vec(&counters).map_err(|e| {
-            io_error(
-                &path,
-                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            )
-        })?;
-        file::write_atomic(&path, &bytes).map_err(|e| io_error(&path, e))?;
-        FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e))?;
-        Ok(n)
+        self.with_counters(|path| {
+            let mut counters: Counters = match std::fs::read(path) {
+                Ok(b) => serde_json::from_slice(&b).unwrap_or_else(|_| self.recount()),
+                Err(_) => self.recount(),
+            };
+            let slot = field(&mut counters);
+            let n = (*slot).max(1);
+            *slot = n + 1;
+            write_counters(path, &counters)?;
+            Ok(n)
+        })
     }
 
     /// Returns number `n`, taken by [`Journal::bump`] for something that was not made,
     /// when it is still the last one taken; a later number taken since stays, and `n`
     /// is then a gap.
     fn give_back(&self, field: impl Fn(&mut Counters) -> &mut u32, n: u32) -> Result<()> {
+        self.with_counters(|path| {
+            let Some(mut counters) = std::fs::read(path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Counters>(&b).ok())
+            else {
+                // No readable counters: the next bump recounts from what exists.
+                return Ok(());
+            };
+            let slot = field(&mut counters);
+            if *slot == n + 1 {
+                *slot = n;
+                write_counters(path, &counters)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `f` on the path of `counters.json` while holding `counters.lock`, the lock
+    /// that every change of a number takes; it is released when `f` is done.
+    fn with_counters<T>(&self, f: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
         let lock_path = self.root.join("counters.lock");
         let lock = std::fs::OpenOptions::new()
             .create(true)
@@ -306,26 +323,9 @@ impl Journal {
             .open(&lock_path)
             .map_err(|e| io_error(&lock_path, e))?;
         FileExt::lock(&lock).map_err(|e| io_error(&lock_path, e))?;
-        let path = self.root.join("counters.json");
-        let Some(mut counters) = std::fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Counters>(&b).ok())
-        else {
-            // No readable counters: the next bump recounts from what exists.
-            return FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e));
-        };
-        let slot = field(&mut counters);
-        if *slot == n + 1 {
-            *slot = n;
-            let bytes = serde_json::to_vec(&counters).map_err(|e| {
-                io_error(
-                    &path,
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-                )
-            })?;
-            file::write_atomic(&path, &bytes).map_err(|e| io_error(&path, e))?;
-        }
-        FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e))
+        let out = f(&self.root.join("counters.json"))?;
+        FileExt::unlock(&lock).map_err(|e| io_error(&lock_path, e))?;
+        Ok(out)
     }
 
     /// Rebuilds lost counters from what exists, so numbers are never reused.

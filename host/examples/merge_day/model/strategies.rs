@@ -33,35 +33,8 @@ pub fn run(day: &Day, strategy: Strategy, judge: &mut Judge<'_>) -> Report {
                 hallmark_act(&mut sim, &plan);
                 last = Some((input, plan));
             }
-            Strategy::WhenGreen => {
-                for i in 0..sim.prs.len() {
-                    if !sim.ready(i) {
-                        continue;
-                    }
-                    if sim.prs[i].conflicting {
-                        sim.start_busy(i, Busy::Rebase);
-                    } else if sim.green(i) && sim.lit_ok(i) {
-                        sim.merge(i, true);
-                    }
-                }
-            }
-            Strategy::AlwaysUpdate => {
-                for i in 0..sim.prs.len() {
-                    if !sim.ready(i) {
-                        continue;
-                    }
-                    if sim.prs[i].conflicting {
-                        sim.start_busy(i, Busy::Rebase);
-                    } else if sim.green(i) && sim.lit_ok(i) {
-                        if sim.prs[i].base_v == sim.tip() {
-                            sim.merge(i, true);
-                        } else {
-                            // Behind: "Update branch", and CI runs again.
-                            sim.start_busy(i, Busy::Rebase);
-                        }
-                    }
-                }
-            }
+            Strategy::WhenGreen => plain_step(&mut sim, false),
+            Strategy::AlwaysUpdate => plain_step(&mut sim, true),
             Strategy::Batch { size } => {
                 batch_step(&mut sim, size, &mut queue, &mut batches, &mut running);
             }
@@ -72,6 +45,26 @@ pub fn run(day: &Day, strategy: Strategy, judge: &mut Judge<'_>) -> Report {
         sim.t += PASS;
     }
     sim.report(strategy, room_calls)
+}
+
+/// One pass of GitHub's plain merge button: every ready PR that is green merges, one
+/// with conflicts is rebased; with `up_to_date`, a green PR behind the tip is first
+/// updated ("Update branch"), and its CI runs again.
+fn plain_step(sim: &mut Sim<'_>, up_to_date: bool) {
+    for i in 0..sim.prs.len() {
+        if !sim.ready(i) {
+            continue;
+        }
+        if sim.prs[i].conflicting {
+            sim.start_busy(i, Busy::Rebase);
+        } else if sim.green(i) && sim.lit_ok(i) {
+            if up_to_date && sim.prs[i].base_v != sim.tip() {
+                sim.start_busy(i, Busy::Rebase);
+            } else {
+                sim.merge(i, true);
+            }
+        }
+    }
 }
 
 fn batch_step(

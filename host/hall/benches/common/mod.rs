@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hallmark::item::event::{EVENT_VERSION, encode};
@@ -200,6 +200,35 @@ pub fn reindex(hall: &str, repo: &Path, config: &Path) {
         .output()
         .expect("reindex");
     assert!(out.status.success(), "reindex: {out:?}");
+}
+
+/// A temporary directory for what a bench generates. `HALL_BENCH_KEEP=1` keeps it after
+/// the run, for profiling by hand, and prints where it is.
+pub fn bench_dir() -> tempfile::TempDir {
+    let mut dir = tempfile::tempdir().expect("tempdir");
+    if std::env::var_os("HALL_BENCH_KEEP").is_some() {
+        dir.disable_cleanup(true);
+        println!("keeping {}", dir.path().display());
+    }
+    dir
+}
+
+/// Runs `program` in `cwd` as Claude Code runs a hook or the status line: `stdin` fed
+/// to it, `config` as the user config directory. Returns its stdout.
+pub fn feed(program: &str, args: &[&str], stdin: &[u8], cwd: &Path, config: &Path) -> Vec<u8> {
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .env("HALL_CONFIG_DIR", config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let _ = pipe.write_all(stdin);
+    drop(pipe);
+    child.wait_with_output().expect("wait").stdout
 }
 
 pub fn time(mut f: impl FnMut()) -> Duration {

@@ -99,46 +99,20 @@ fn reminders_repeat_an_unanswered_escalation_every_interval() {
     let n = notify("[notify]\nchannels = [\"desktop\"]\nremind = \"2h\"\n");
     let e = entry("escalated", 7, "2026-12-05T08:00:00Z");
     let first = vec![row(&e, "desktop", "sent", 0, "2026-12-05T08:00:10Z")];
-    assert!(
-        plan(
-            &n,
-            std::slice::from_ref(&e),
-            &first,
-            at("2026-12-05T09:59:00Z"),
-            &utc()
-        )
-        .is_empty()
-    );
+    // The plan for `e` alone, given what was recorded, at `t`.
+    let plan_at = |records: &[NotifiedRow], t: &str| {
+        plan(&n, std::slice::from_ref(&e), records, at(t), &utc())
+    };
+    assert!(plan_at(&first, "2026-12-05T09:59:00Z").is_empty());
     assert_eq!(
-        sends(&plan(
-            &n,
-            std::slice::from_ref(&e),
-            &first,
-            at("2026-12-05T10:00:10Z"),
-            &utc()
-        )),
+        sends(&plan_at(&first, "2026-12-05T10:00:10Z")),
         vec![("escalated:H-0007".to_string(), "desktop", 1)]
     );
     let mut second = first.clone();
     second.push(row(&e, "desktop", "sent", 1, "2026-12-05T10:00:10Z"));
-    assert!(
-        plan(
-            &n,
-            std::slice::from_ref(&e),
-            &second,
-            at("2026-12-05T11:00:00Z"),
-            &utc()
-        )
-        .is_empty()
-    );
+    assert!(plan_at(&second, "2026-12-05T11:00:00Z").is_empty());
     assert_eq!(
-        sends(&plan(
-            &n,
-            std::slice::from_ref(&e),
-            &second,
-            at("2026-12-05T12:30:00Z"),
-            &utc()
-        )),
+        sends(&plan_at(&second, "2026-12-05T12:30:00Z")),
         vec![("escalated:H-0007".to_string(), "desktop", 2)]
     );
     // Dismissed: no more reminders.

@@ -113,27 +113,21 @@ fn an_approving_verdict_strikes_a_signed_hallmark_on_the_frozen_commit() {
         ["usage", "room_used", "verdict", "hallmarked"],
         "the usage, the room that judged, then the decision, in one write"
     );
-    let EventKind::Verdict {
-        sha: v_sha,
-        round,
-        approved,
-        findings,
-        model,
-        summary,
-        by,
-        learnings,
-    } = &events[5].kind
-    else {
+    let Some(v) = events[5].kind.verdict() else {
         panic!("a verdict: {:?}", events[5])
     };
-    assert_eq!((v_sha, *round, *approved), (&sha, 1, true));
-    assert_eq!(model.as_deref(), Some("claude-opus-4-1"));
-    assert_eq!(summary.as_deref(), Some("Caps retries at three attempts."));
-    assert!(learnings.is_empty(), "no learning was named: {learnings:?}");
-    assert_eq!(*by, None);
-    assert_eq!(findings.len(), 1);
+    assert_eq!((v.sha, v.round, v.approved), (&sha, 1, true));
+    assert_eq!(v.model, Some("claude-opus-4-1"));
+    assert_eq!(v.summary, Some("Caps retries at three attempts."));
+    assert!(
+        v.learnings.is_empty(),
+        "no learning was named: {:?}",
+        v.learnings
+    );
+    assert_eq!(v.by, None);
+    assert_eq!(v.findings.len(), 1);
     assert_eq!(
-        (findings[0].id.as_str(), findings[0].severity),
+        (v.findings[0].id.as_str(), v.findings[0].severity),
         ("F1", Severity::Nit)
     );
     let EventKind::RoomUsed { world, source, .. } = &events[4].kind else {

@@ -11,7 +11,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::git::Repo;
 use crate::hall::{Ctx, Hall};
-use crate::item::{EventKind, ItemId, Sha, Source};
+use crate::item::{Event, EventKind, ItemId, Sha, Source};
 use crate::journal::Journal;
 
 mod rooms;
@@ -154,35 +154,16 @@ impl Bench {
         .unwrap();
         git_in(&wt, &["commit", "-qam", "Cap retries at three attempts"]);
         let sha = Sha::new(git_in(&wt, &["rev-parse", "HEAD"]));
-        let event = |id, kind| self.ctx.event(Some(id), kind);
         let (id, _) = self
             .hall
             .journal
             .create_item(|id| {
-                Ok::<_, crate::error::HallError>(vec![
-                    event(
-                        id,
-                        EventKind::Created {
-                            title: "Cap retries".into(),
-                            request: None,
-                            branch: BRANCH.into(),
-                            base: "main".into(),
-                            worktree: Some(path.clone()),
-                            source: Source::New,
-                            issue: None,
-                            pr: None,
-                        },
-                    ),
-                    event(
-                        id,
-                        EventKind::Ready {
-                            sha: sha.clone(),
-                            round: 1,
-                            note: None,
-                        },
-                    ),
-                    event(id, EventKind::ChecksPassed { sha: sha.clone() }),
-                ])
+                let mut lines = created_and_ready(&self.ctx, id, BRANCH, &path, &sha);
+                lines.push(
+                    self.ctx
+                        .event(Some(id), EventKind::ChecksPassed { sha: sha.clone() }),
+                );
+                Ok::<_, crate::error::HallError>(lines)
             })
             .unwrap();
         (id, sha)
@@ -196,7 +177,34 @@ impl Bench {
     }
 }
 
+/// The first lines of a test item, "Cap retries": created on `branch` with its worktree
+/// at `worktree`, then made ready at `sha` for round 1.
+pub fn created_and_ready(
+    ctx: &Ctx,
+    id: ItemId,
+    branch: &str,
+    worktree: &str,
+    sha: &Sha,
+) -> Vec<Event> {
+    let created = EventKind::Created {
+        title: "Cap retries".into(),
+        request: None,
+        branch: branch.into(),
+        base: "main".into(),
+        worktree: Some(worktree.into()),
+        source: Source::New,
+        issue: None,
+        pr: None,
+    };
+    let ready = EventKind::Ready {
+        sha: sha.clone(),
+        round: 1,
+        note: None,
+    };
+    vec![ctx.event(Some(id), created), ctx.event(Some(id), ready)]
+}
+
 /// The names of events, in order.
-pub fn kinds(events: &[crate::item::Event]) -> Vec<&'static str> {
+pub fn kinds(events: &[Event]) -> Vec<&'static str> {
     events.iter().map(|e| e.kind.name()).collect()
 }

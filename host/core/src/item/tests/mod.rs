@@ -54,17 +54,56 @@ fn ready(sha: &str) -> Action {
     }
 }
 
-fn verdict(approved: bool) -> Action {
-    Action::Verdict {
+/// A proposal at `a` that asks you to confirm it.
+fn propose_ready(on_base: bool) -> Action {
+    Action::ProposeReady {
         sha: "a".into(),
+        summary: "s".into(),
+        why: None,
+        how: None,
+        ask: true,
+        auto_ready: true,
+        on_base,
+    }
+}
+
+fn verdict(approved: bool) -> Action {
+    verdict_on(Sha::from("a"), approved, 3)
+}
+
+/// A reviewer's verdict on `sha` that names no findings and no learnings, escalating at
+/// `max_rejects` rejections; an approval carries its seal.
+fn verdict_on(sha: Sha, approved: bool, max_rejects: u32) -> Action {
+    Action::Verdict {
+        sha,
         approved,
         findings: vec![],
         model: None,
         summary: None,
         by: None,
         learnings: Vec::new(),
-        max_rejects: 3,
+        max_rejects,
         seal: approved.then(seal),
+    }
+}
+
+fn passed() -> Action {
+    Action::ChecksPassed { sha: "a".into() }
+}
+
+/// A fix at `a` that claims nothing fixed and disputes nothing.
+fn fix() -> Action {
+    Action::FixSubmitted {
+        sha: "a".into(),
+        fixed: vec![],
+        disputed: vec![],
+    }
+}
+
+fn retry(reason: &str) -> Action {
+    Action::Retry {
+        reason: reason.into(),
+        tokens: None,
     }
 }
 
@@ -189,15 +228,7 @@ fn a_standing_rebase_request_blocks_ready_and_is_kept() {
             base: "main".into()
         })
     );
-    let propose = Action::ProposeReady {
-        sha: "a".into(),
-        summary: "s".into(),
-        why: None,
-        how: None,
-        ask: true,
-        auto_ready: true,
-        on_base: false,
-    };
+    let propose = propose_ready(false);
     assert_eq!(
         run(&mut item, &mut log, &propose),
         Err(Refusal::RebasePending {
@@ -263,23 +294,11 @@ fn propose_ready_waits_for_you_when_asked_or_when_questions_are_open() {
 #[test]
 fn pull_back_works_from_every_listed_state() {
     let paths: Vec<Vec<Action>> = vec![
-        vec![Action::ProposeReady {
-            sha: "a".into(),
-            summary: "s".into(),
-            why: None,
-            how: None,
-            ask: true,
-            auto_ready: true,
-            on_base: true,
-        }],
+        vec![propose_ready(true)],
         vec![ready("a")],
-        vec![ready("a"), Action::ChecksPassed { sha: "a".into() }],
+        vec![ready("a"), passed()],
         vec![ready("a"), failed()],
-        vec![
-            ready("a"),
-            Action::ChecksPassed { sha: "a".into() },
-            verdict(true),
-        ],
+        vec![ready("a"), passed(), verdict(true)],
     ];
     let mut seen = Vec::new();
     for path in paths {
@@ -319,25 +338,11 @@ fn escalated() -> (Item, Vec<Event>) {
     let (mut item, mut log) = start();
     run(&mut item, &mut log, &ready("a")).expect("ready");
     for round in 0..3 {
-        run(
-            &mut item,
-            &mut log,
-            &Action::ChecksPassed { sha: "a".into() },
-        )
-        .expect("pass");
+        run(&mut item, &mut log, &passed()).expect("pass");
         run(&mut item, &mut log, &verdict(false)).expect("reject");
         if round < 2 {
             assert_eq!(item.state, State::Fixing);
-            run(
-                &mut item,
-                &mut log,
-                &Action::FixSubmitted {
-                    sha: "a".into(),
-                    fixed: vec![],
-                    disputed: vec![],
-                },
-            )
-            .expect("fix");
+            run(&mut item, &mut log, &fix()).expect("fix");
         }
     }
     assert_eq!(
@@ -351,32 +356,10 @@ fn escalated() -> (Item, Vec<Event>) {
 #[test]
 fn max_rejects_escalates_and_retry_allows_exactly_one_more_round() {
     let (mut item, mut log) = escalated();
-    run(
-        &mut item,
-        &mut log,
-        &Action::Retry {
-            reason: "one more".into(),
-            tokens: None,
-        },
-    )
-    .expect("retry");
+    run(&mut item, &mut log, &retry("one more")).expect("retry");
     assert_eq!(item.state, State::Fixing);
-    run(
-        &mut item,
-        &mut log,
-        &Action::FixSubmitted {
-            sha: "a".into(),
-            fixed: vec![],
-            disputed: vec![],
-        },
-    )
-    .expect("fix");
-    run(
-        &mut item,
-        &mut log,
-        &Action::ChecksPassed { sha: "a".into() },
-    )
-    .expect("pass");
+    run(&mut item, &mut log, &fix()).expect("fix");
+    run(&mut item, &mut log, &passed()).expect("pass");
     run(&mut item, &mut log, &verdict(false)).expect("reject");
     assert_eq!(item.state, State::Escalated);
 }
@@ -394,28 +377,11 @@ fn max_check_failures_in_a_row_holds_and_retry_releases() {
             "held only on the third failure in a row"
         );
         if n < 3 {
-            run(
-                &mut item,
-                &mut log,
-                &Action::FixSubmitted {
-                    sha: "a".into(),
-                    fixed: vec![],
-                    disputed: vec![],
-                },
-            )
-            .expect("fix");
+            run(&mut item, &mut log, &fix()).expect("fix");
         }
     }
     assert_eq!(item.hold.as_ref().map(|h| h.kind), Some(HoldKind::Checks));
-    run(
-        &mut item,
-        &mut log,
-        &Action::Retry {
-            reason: "try again".into(),
-            tokens: None,
-        },
-    )
-    .expect("retry");
+    run(&mut item, &mut log, &retry("try again")).expect("retry");
     assert_eq!(item.hold, None);
     assert_eq!(item.state, State::Fixing);
 }
@@ -426,34 +392,11 @@ fn a_pass_resets_the_failure_streak() {
     run(&mut item, &mut log, &ready("a")).expect("ready");
     for _ in 0..2 {
         run(&mut item, &mut log, &failed()).expect("fail");
-        run(
-            &mut item,
-            &mut log,
-            &Action::FixSubmitted {
-                sha: "a".into(),
-                fixed: vec![],
-                disputed: vec![],
-            },
-        )
-        .expect("fix");
+        run(&mut item, &mut log, &fix()).expect("fix");
     }
-    run(
-        &mut item,
-        &mut log,
-        &Action::ChecksPassed { sha: "a".into() },
-    )
-    .expect("pass");
+    run(&mut item, &mut log, &passed()).expect("pass");
     run(&mut item, &mut log, &verdict(false)).expect("reject");
-    run(
-        &mut item,
-        &mut log,
-        &Action::FixSubmitted {
-            sha: "a".into(),
-            fixed: vec![],
-            disputed: vec![],
-        },
-    )
-    .expect("fix");
+    run(&mut item, &mut log, &fix()).expect("fix");
     run(&mut item, &mut log, &failed()).expect("fail");
     assert_eq!(item.hold, None);
 }
@@ -469,14 +412,7 @@ fn terminal_states_refuse_everything_but_the_documented_ways_out() {
         },
     )
     .expect("drop");
-    for a in [
-        ready("a"),
-        Action::PullBack { reason: None },
-        Action::Retry {
-            reason: "r".into(),
-            tokens: None,
-        },
-    ] {
+    for a in [ready("a"), Action::PullBack { reason: None }, retry("r")] {
         assert!(run(&mut item, &mut log, &a).is_err(), "{a:?}");
     }
     assert_eq!(
@@ -495,11 +431,7 @@ fn terminal_states_refuse_everything_but_the_documented_ways_out() {
 #[test]
 fn shipping_closes_and_reopening_and_restoring_follow_the_table() {
     let (mut item, mut log) = start();
-    for a in [
-        ready("a"),
-        Action::ChecksPassed { sha: "a".into() },
-        verdict(true),
-    ] {
+    for a in [ready("a"), passed(), verdict(true)] {
         run(&mut item, &mut log, &a).expect("loop");
     }
     assert_eq!(item.hallmark.as_deref(), Some("a"));
@@ -542,17 +474,7 @@ fn shipped_and_reopened() -> (Item, Vec<Event>) {
             on_base: false,
         },
         Action::ChecksPassed { sha: a.clone() },
-        Action::Verdict {
-            sha: a.clone(),
-            approved: true,
-            findings: vec![],
-            model: None,
-            summary: None,
-            by: None,
-            learnings: Vec::new(),
-            max_rejects: 3,
-            seal: Some(seal()),
-        },
+        verdict_on(a.clone(), true, 3),
         Action::Shipped {
             pr: Some("https://pr/1".into()),
         },
@@ -665,12 +587,7 @@ mod properties;
 fn checks_failed_at_a_rebased_commit_sends_a_hallmarked_item_to_the_fixer_from_there() {
     let (mut item, mut log) = start();
     run(&mut item, &mut log, &ready("a")).unwrap();
-    run(
-        &mut item,
-        &mut log,
-        &Action::ChecksPassed { sha: "a".into() },
-    )
-    .unwrap();
+    run(&mut item, &mut log, &passed()).unwrap();
     run(&mut item, &mut log, &verdict(true)).unwrap();
     assert_eq!(
         (item.state, item.hallmark.as_deref()),

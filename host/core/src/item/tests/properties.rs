@@ -44,17 +44,8 @@ fn action() -> impl Strategy<Value = Action> {
             failed: vec![],
             max_check_failures: max
         }),
-        (sha.clone(), any::<bool>(), 1u32..4).prop_map(|(sha, approved, max)| Action::Verdict {
-            sha,
-            approved,
-            findings: vec![],
-            model: None,
-            summary: None,
-            by: None,
-            learnings: Vec::new(),
-            max_rejects: max,
-            seal: approved.then(seal),
-        }),
+        (sha.clone(), any::<bool>(), 1u32..4)
+            .prop_map(|(sha, approved, max)| verdict_on(sha, approved, max)),
         any::<bool>().prop_map(|second| Action::RunFailed {
             role: if second {
                 "review".into()
