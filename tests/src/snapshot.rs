@@ -21,14 +21,13 @@ const FIXTURES: [&str; 2] = ["hall_fixture_panicky.wasm", "hall_fixture_wrong_wo
 
 /// A run as a stable snapshot.
 pub fn of_run(sb: &Sandbox, run: &Run) -> String {
-    let body = match serde_json::from_str::<Value>(run.stdout.trim()) {
-        Ok(v) => serde_json::to_string_pretty(&v).expect("json"),
-        Err(_) => run.stdout.clone(),
+    let reply = serde_json::from_str::<Value>(run.stdout.trim()).ok();
+    let body = match &reply {
+        Some(v) => serde_json::to_string_pretty(v).expect("json"),
+        None => run.stdout.clone(),
     };
     let mut text = format!("exit: {}\n{body}", run.code);
-    if let Ok(v) = serde_json::from_str::<Value>(run.stdout.trim())
-        && let Some(log) = v["log"].as_str()
-    {
+    if let Some(log) = reply.as_ref().and_then(|v| v["log"].as_str()) {
         text = text.replace(log, "[LOG]");
     }
     if !run.stderr.trim().is_empty() {
@@ -64,8 +63,8 @@ fn wall(line: &str) -> String {
 }
 
 /// Words of lowercase hex that name objects: 64 characters (a sha256), 40 (a commit or
-/// tree), or the 7 of a short commit name when it has a digit (so a word like `decade`
-/// stays, and `ed25519`, a key's file name, too).
+/// tree), or the 7 of a short commit name when it has both a digit and a letter (so a
+/// word like `decade` stays, a count like `4000000`, and `ed25519`, a key's file name).
 fn hashes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();

@@ -685,7 +685,6 @@ impl Scheduler {
     }
 }
 
-/// How often the daemon fetches a repository's base from origin at most.
 /// How often a sleeping daemon looks for a stop request: `hall daemon stop` takes
 /// effect within this, not at the end of a long tick.
 const STOP_POLL: Duration = Duration::from_millis(200);
@@ -705,6 +704,7 @@ async fn tick_or_stop(tick: Duration, pid: u32) {
     }
 }
 
+/// How often the daemon fetches a repository's base from origin at most.
 const FETCH_EVERY: Duration = Duration::from_secs(30);
 
 /// The notify worker's job key.
